@@ -1,0 +1,284 @@
+/*
+ * peach2_hw.h - the PEACH2 hardware contract.
+ *
+ * Everything the communication library and the model agree on, exactly as a
+ * driver sees the board: the global PCIe address map, the BAR0 register map,
+ * the DMA descriptor layout in memory, and the status and error codes.
+ * Nothing else passes between library and model. The model includes this
+ * header too, so a layout change breaks both at compile time, never silently.
+ *
+ * All multi-byte fields are little endian. All registers are 64 bits wide and
+ * 8-byte aligned.
+ */
+#ifndef PEACH2_HW_H
+#define PEACH2_HW_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define P2_STATIC_ASSERT(c, m) static_assert(c, m)
+#include <cstddef>
+extern "C" {
+#else
+#include <assert.h>
+#include <stddef.h>
+#define P2_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Global PCIe address map                                                   */
+/* ------------------------------------------------------------------------ */
+/*
+ * Every node owns one 64 GiB window of the global PCIe address space; the
+ * window's top bits are the node number, so a router finds the destination
+ * node of any address with one shift. Inside a node's window:
+ *
+ *   +0x0_0000_0000  host memory registered with the library   (16 GiB)
+ *   +0x4_0000_0000  GPU memory exposed by GPUDirect RDMA       (16 GiB)
+ *   +0x8_0000_0000  PEACH2 BAR0: the registers below           (1 MiB)
+ *   +0xC_0000_0000  PEACH2 BAR2: the PIO window                (16 GiB)
+ *
+ * The PIO window is an aperture onto the host memory of every node: a CPU
+ * store at window offset o is forwarded as a write to node (o / 256 MiB),
+ * host offset (o % 256 MiB). PIO therefore reaches the first 256 MiB of each
+ * node's registered host memory.
+ */
+#define P2_NODE_SHIFT 36
+#define P2_MAX_NODES 64
+#define P2_NODE_WINDOW_SIZE (1ULL << P2_NODE_SHIFT)
+
+#define P2_HOST_OFFSET 0x000000000ULL
+#define P2_HOST_SIZE (1ULL << 34)
+#define P2_GPU_OFFSET 0x400000000ULL
+#define P2_GPU_SIZE (1ULL << 34)
+#define P2_REGS_OFFSET 0x800000000ULL
+#define P2_REGS_SIZE (1ULL << 20)
+#define P2_PIO_OFFSET 0xC00000000ULL
+#define P2_PIO_SIZE (1ULL << 34)
+#define P2_PIO_NODE_SPAN (1ULL << 28)
+
+/* Which part of a node's window an address falls in. */
+typedef enum p2_window {
+    P2_WIN_HOST = 0,
+    P2_WIN_GPU = 1,
+    P2_WIN_REGS = 2,
+    P2_WIN_PIO = 3,
+    P2_WIN_NONE = 4 /* a hole, or a node beyond P2_MAX_NODES */
+} p2_window;
+
+static inline uint64_t p2_node_base(unsigned node)
+{
+    return (uint64_t)node << P2_NODE_SHIFT;
+}
+
+static inline unsigned p2_addr_node(uint64_t addr)
+{
+    return (unsigned)(addr >> P2_NODE_SHIFT);
+}
+
+static inline uint64_t p2_addr_offset(uint64_t addr)
+{
+    return addr & (P2_NODE_WINDOW_SIZE - 1);
+}
+
+static inline p2_window p2_addr_window(uint64_t addr)
+{
+    uint64_t off = p2_addr_offset(addr);
+    if (p2_addr_node(addr) >= P2_MAX_NODES)
+        return P2_WIN_NONE;
+    if (off < P2_HOST_OFFSET + P2_HOST_SIZE)
+        return P2_WIN_HOST;
+    if (off >= P2_GPU_OFFSET && off < P2_GPU_OFFSET + P2_GPU_SIZE)
+        return P2_WIN_GPU;
+    if (off >= P2_REGS_OFFSET && off < P2_REGS_OFFSET + P2_REGS_SIZE)
+        return P2_WIN_REGS;
+    if (off >= P2_PIO_OFFSET && off < P2_PIO_OFFSET + P2_PIO_SIZE)
+        return P2_WIN_PIO;
+    return P2_WIN_NONE;
+}
+
+/* The global address a PIO-window offset is forwarded to. */
+static inline uint64_t p2_pio_target(uint64_t pio_window_offset)
+{
+    return p2_node_base((unsigned)(pio_window_offset / P2_PIO_NODE_SPAN)) +
+           P2_HOST_OFFSET + pio_window_offset % P2_PIO_NODE_SPAN;
+}
+
+/* The PIO-window offset that reaches host offset `host_off` of `node`. */
+static inline uint64_t p2_pio_offset(unsigned node, uint64_t host_off)
+{
+    return (uint64_t)node * P2_PIO_NODE_SPAN + host_off;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ports                                                                     */
+/* ------------------------------------------------------------------------ */
+/* N is an Endpoint to the host; E is an Endpoint; W is a Root Complex; S is
+ * either, chosen per board. Routing-table entries hold these values. */
+typedef enum p2_port {
+    P2_PORT_N = 0,
+    P2_PORT_E = 1,
+    P2_PORT_W = 2,
+    P2_PORT_S = 3,
+    P2_PORT_COUNT = 4
+} p2_port;
+
+/* ------------------------------------------------------------------------ */
+/* BAR0 register map (offsets from the node's P2_REGS_OFFSET)               */
+/* ------------------------------------------------------------------------ */
+#define P2_DMA_CHANNELS 4
+#define P2_DESC_REG_SLOTS 16 /* register-mode descriptors per channel */
+#define P2_NOTIFY_SLOTS 64   /* wait slots 0 .. 63 */
+#define P2_NOTIFY_TAG_MAX 0xffffu /* wait tags 0 .. 0xffff */
+
+#define P2_CHIP_ID_VALUE 0x5045414348320002ULL /* "PEACH2", version 2 */
+
+#define P2_REG_CHIP_ID 0x0000   /* RO: P2_CHIP_ID_VALUE */
+#define P2_REG_NODE_ID 0x0008   /* RO: this board's node number */
+#define P2_REG_NUM_NODES 0x0010 /* RO: nodes in the cluster */
+#define P2_REG_CYCLES 0x0018    /* RO: free-running 250 MHz cycle counter */
+#define P2_REG_PORT_MODE 0x0020 /* RO: bit p set = port p is a Root Complex */
+
+/* Routing table: entry n names the output port (p2_port) for packets whose
+ * destination node is n; the entry for the board's own node is P2_PORT_N. */
+#define P2_REG_ROUTE_BASE 0x0100
+#define P2_REG_ROUTE(n) (P2_REG_ROUTE_BASE + 8u * (unsigned)(n))
+
+/* DMA controller channel c, c in 0 .. P2_DMA_CHANNELS-1. */
+#define P2_REG_DMA_BASE 0x1000
+#define P2_REG_DMA_STRIDE 0x100
+#define P2_REG_DMA(c, r) (P2_REG_DMA_BASE + P2_REG_DMA_STRIDE * (unsigned)(c) + (r))
+#define P2_DMA_DESC_PTR 0x00 /* RW: PCIe address of the chain's first descriptor */
+#define P2_DMA_START 0x08    /* WO: a p2_dma_start command */
+#define P2_DMA_STATUS 0x10   /* RO: p2_dma_status */
+#define P2_DMA_ERROR 0x18    /* RO: p2_error of the last failed run, else 0 */
+#define P2_DMA_REG_COUNT 0x20 /* RW: register-mode descriptors to run, 1..16 */
+#define P2_DMA_DONE 0x28      /* RO: descriptors completed by the current run */
+#define P2_DMA_RUNS 0x30      /* RO: runs completed since reset */
+
+/* Register-mode descriptor slots: slot i of channel c holds one p2_desc. */
+#define P2_REG_DESC_BASE 0x2000
+#define P2_REG_DESC(c, i)                                                   \
+    (P2_REG_DESC_BASE + (unsigned)(c) * (P2_DESC_REG_SLOTS * 64u) + 64u * (unsigned)(i))
+
+/* Notifications. A DMAC raises (slot, tag) at a node by a posted write of
+ * p2_notify_word(slot, tag) to that node's P2_REG_NOTIFY_RAISE. The chip counts
+ * arrivals per (slot, tag). The host selects a pair, reads how many are pending,
+ * and consumes one. */
+#define P2_REG_NOTIFY_RAISE 0x3000   /* WO (by TLP from any DMAC) */
+#define P2_REG_NOTIFY_SELECT 0x3008  /* RW: p2_notify_word of the pair to inspect */
+#define P2_REG_NOTIFY_PENDING 0x3010 /* RO: arrivals pending for the selected pair */
+#define P2_REG_NOTIFY_CONSUME 0x3018 /* WO: p2_notify_word; removes one arrival */
+#define P2_REG_NOTIFY_OVERFLOW 0x3020 /* RO: arrivals dropped because the table was full */
+
+static inline uint64_t p2_notify_word(unsigned slot, unsigned tag)
+{
+    return (uint64_t)slot | ((uint64_t)tag << 32);
+}
+
+/* ------------------------------------------------------------------------ */
+/* DMA                                                                       */
+/* ------------------------------------------------------------------------ */
+typedef enum p2_dma_start {
+    P2_DMA_START_CHAIN = 1,    /* fetch descriptors from memory at DESC_PTR */
+    P2_DMA_START_REGISTERS = 2 /* run REG_COUNT descriptors held in registers */
+} p2_dma_start;
+
+typedef enum p2_dma_status {
+    P2_DMA_IDLE = 0,
+    P2_DMA_BUSY = 1,
+    P2_DMA_FAILED = 2 /* stopped on an error; P2_DMA_ERROR says which */
+} p2_dma_status;
+
+/* Descriptor flags. */
+#define P2_DESC_NOTIFY (1u << 0)       /* raise (wait_slot, wait_tag) at the destination */
+#define P2_DESC_NOTIFY_SELF (1u << 1)  /* also raise it at the sending node */
+#define P2_DESC_BLOCK_STRIDE (1u << 2) /* block_count blocks of length bytes */
+#define P2_DESC_FLAGS_ALL (P2_DESC_NOTIFY | P2_DESC_NOTIFY_SELF | P2_DESC_BLOCK_STRIDE)
+
+/*
+ * One DMA descriptor, 64 bytes, in host memory (chain mode, linked by `next`)
+ * or in a register slot (register mode, `next` ignored).
+ *
+ * Plain transfer: length bytes from src to dst. Block-stride transfer
+ * (P2_DESC_BLOCK_STRIDE): block_count blocks of length bytes; block k is read
+ * at src + k * src_stride and written at dst + k * dst_stride.
+ * src must be this node's host or GPU memory; dst may be any node's host or
+ * GPU memory.
+ */
+typedef struct p2_desc {
+    uint64_t src;         /* PCIe address read from */
+    uint64_t dst;         /* PCIe address written to */
+    uint32_t length;      /* bytes per block; 1 .. P2_DESC_MAX_LENGTH */
+    uint32_t flags;       /* P2_DESC_* */
+    uint32_t block_count; /* blocks (block-stride), else 1 */
+    uint32_t wait_tag;    /* notification tag, 0 .. P2_NOTIFY_TAG_MAX */
+    uint64_t src_stride;  /* bytes between source blocks */
+    uint64_t dst_stride;  /* bytes between destination blocks */
+    uint16_t wait_slot;   /* notification slot, 0 .. P2_NOTIFY_SLOTS-1 */
+    uint16_t reserved0;
+    uint32_t reserved1;
+    uint64_t next;        /* PCIe address of the next descriptor; 0 ends the chain */
+} p2_desc;
+
+#define P2_DESC_SIZE 64
+#define P2_DESC_MAX_LENGTH 0xffffffffu
+
+P2_STATIC_ASSERT(sizeof(p2_desc) == P2_DESC_SIZE, "descriptor is 64 bytes");
+P2_STATIC_ASSERT(offsetof(p2_desc, src) == 0, "src at 0");
+P2_STATIC_ASSERT(offsetof(p2_desc, dst) == 8, "dst at 8");
+P2_STATIC_ASSERT(offsetof(p2_desc, length) == 16, "length at 16");
+P2_STATIC_ASSERT(offsetof(p2_desc, flags) == 20, "flags at 20");
+P2_STATIC_ASSERT(offsetof(p2_desc, block_count) == 24, "block_count at 24");
+P2_STATIC_ASSERT(offsetof(p2_desc, wait_tag) == 28, "wait_tag at 28");
+P2_STATIC_ASSERT(offsetof(p2_desc, src_stride) == 32, "src_stride at 32");
+P2_STATIC_ASSERT(offsetof(p2_desc, dst_stride) == 40, "dst_stride at 40");
+P2_STATIC_ASSERT(offsetof(p2_desc, wait_slot) == 48, "wait_slot at 48");
+P2_STATIC_ASSERT(offsetof(p2_desc, next) == 56, "next at 56");
+P2_STATIC_ASSERT(P2_REG_DESC(P2_DMA_CHANNELS, 0) <= P2_REG_NOTIFY_RAISE,
+                 "descriptor registers end before the notification registers");
+P2_STATIC_ASSERT(P2_REG_DMA(P2_DMA_CHANNELS, 0) <= P2_REG_DESC_BASE,
+                 "channel registers end before the descriptor registers");
+P2_STATIC_ASSERT(P2_REG_ROUTE(P2_MAX_NODES) <= P2_REG_DMA_BASE,
+                 "routing table ends before the channel registers");
+
+/* ------------------------------------------------------------------------ */
+/* Errors (P2_DMA_ERROR)                                                     */
+/* ------------------------------------------------------------------------ */
+typedef enum p2_error {
+    P2_OK = 0,
+    P2_ERR_SRC_UNMAPPED = 1,   /* source outside any mapped window */
+    P2_ERR_DST_UNMAPPED = 2,   /* destination outside any mapped window */
+    P2_ERR_SRC_REMOTE = 3,     /* source not in this node's host or GPU memory */
+    P2_ERR_BAD_DESC = 4,       /* zero length, zero blocks, unknown flag bits */
+    P2_ERR_BAD_NOTIFY = 5,     /* wait slot or tag out of range */
+    P2_ERR_REG_COUNT = 6,      /* register mode with REG_COUNT outside 1..16 */
+    P2_ERR_DESC_FETCH = 7,     /* descriptor read completed with an error */
+    P2_ERR_UNSUPPORTED = 8,    /* a read completed Unsupported Request */
+    P2_ERR_COMPLETER_ABORT = 9, /* a read completed Completer Abort */
+    P2_ERR_BUSY = 10           /* start written while the channel was busy */
+} p2_error;
+
+static inline const char *p2_error_name(p2_error e)
+{
+    switch (e) {
+    case P2_OK: return "ok";
+    case P2_ERR_SRC_UNMAPPED: return "source address outside any mapped window";
+    case P2_ERR_DST_UNMAPPED: return "destination address outside any mapped window";
+    case P2_ERR_SRC_REMOTE: return "source is not this node's host or GPU memory";
+    case P2_ERR_BAD_DESC: return "malformed descriptor";
+    case P2_ERR_BAD_NOTIFY: return "notification slot or tag out of range";
+    case P2_ERR_REG_COUNT: return "register-mode descriptor count out of range";
+    case P2_ERR_DESC_FETCH: return "descriptor fetch failed";
+    case P2_ERR_UNSUPPORTED: return "read completed with Unsupported Request";
+    case P2_ERR_COMPLETER_ABORT: return "read completed with Completer Abort";
+    case P2_ERR_BUSY: return "start while the channel was busy";
+    }
+    return "unknown PEACH2 error";
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PEACH2_HW_H */

@@ -1,0 +1,67 @@
+// tlp.h - a PCIe transaction layer packet as the model moves it.
+//
+// Header sizes are the PCIe ones: memory requests carry a 3-DW header when the
+// address fits in 32 bits and a 4-DW header otherwise; completions carry 3 DW.
+// The payload holds the real bytes being moved between process memories.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+namespace p2 {
+
+enum class TlpKind : uint8_t { MemWrite, MemRead, Completion };
+enum class CplStatus : uint8_t { Success, UnsupportedRequest, CompleterAbort };
+// The three flow-control classes that have separate credits.
+enum class FcClass : uint8_t { Posted = 0, NonPosted = 1, Completion = 2 };
+constexpr int kFcClasses = 3;
+
+// Who issued a request, so its completions find their way back.
+enum class Function : uint8_t { Host = 0, Dmac = 1 };
+inline uint16_t requester_id(unsigned node, Function f) {
+  return static_cast<uint16_t>(node << 3 | static_cast<unsigned>(f));
+}
+inline unsigned requester_node(uint16_t rid) { return rid >> 3; }
+inline Function requester_function(uint16_t rid) { return static_cast<Function>(rid & 7); }
+
+constexpr uint32_t kDwordBytes = 4;
+constexpr uint32_t kCreditDataBytes = 16;  // one data credit covers 4 DW
+
+struct Tlp {
+  TlpKind kind = TlpKind::MemWrite;
+  uint64_t addr = 0;       // requests: target address; completions: address of data[0]
+  uint32_t length = 0;     // MemWrite/Completion: payload bytes; MemRead: bytes requested
+  uint16_t requester = 0;  // requests: who asked; completions: who gets it
+  uint8_t tag = 0;         // matches completions to the read that asked
+  CplStatus status = CplStatus::Success;
+  uint32_t byte_count = 0; // completions: bytes of the read still to come, this one included
+  std::vector<uint8_t> data;
+  uint64_t id = 0;              // unique in a run: traces and statistics
+  sc_core::sc_time born;        // when the initiator created it
+
+  FcClass fc_class() const {
+    switch (kind) {
+      case TlpKind::MemWrite: return FcClass::Posted;
+      case TlpKind::MemRead: return FcClass::NonPosted;
+      case TlpKind::Completion: return FcClass::Completion;
+    }
+    return FcClass::Posted;
+  }
+  uint32_t header_bytes() const {
+    if (kind == TlpKind::Completion) return 3 * kDwordBytes;
+    return (addr >> 32) ? 4 * kDwordBytes : 3 * kDwordBytes;
+  }
+  // Bytes of payload on the wire (reads carry none).
+  uint32_t payload_bytes() const { return kind == TlpKind::MemRead ? 0 : length; }
+  uint32_t data_credits() const {
+    return (payload_bytes() + kCreditDataBytes - 1) / kCreditDataBytes;
+  }
+  bool is_request() const { return kind != TlpKind::Completion; }
+};
+
+using TlpPtr = std::unique_ptr<Tlp>;
+
+}  // namespace p2

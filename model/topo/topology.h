@@ -1,0 +1,78 @@
+// topology.h - which PEACH2 port of which node is cabled to which, read from a
+// topology file (format: topologies/README.md) or made by a generator; minimal-
+// hop routing tables with named tie-break policies; rank-to-node mappings.
+#pragma once
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "peach2_hw.h"
+#include "pcie/link.h"
+#include "sim/params.h"
+
+namespace p2 {
+
+struct PortRef {
+  unsigned node = 0;
+  p2_port port = P2_PORT_N;
+  bool operator==(const PortRef& o) const { return node == o.node && port == o.port; }
+};
+std::string port_ref_name(const PortRef& p);  // "3.E"
+
+// One inter-board cable. Side a is always the Root Complex end.
+struct TopoLink {
+  PortRef a, b;
+  std::vector<std::pair<std::string, std::string>> overrides;  // LINK-scope name=value
+  int line = 0;  // where the file declared it (0: generated)
+};
+
+struct Topology {
+  std::string name;   // from the file's `name` line, or the generator
+  std::string file;   // "" when generated
+  unsigned nodes = 0;
+  std::vector<TopoLink> links;
+  // port_kind[node][port]: what each port is (N is always an Endpoint).
+  std::vector<std::array<LinkEndKind, P2_PORT_COUNT>> port_kind;
+
+  const TopoLink* link_at(const PortRef& p) const;  // nullptr if the port is unused
+  // The link's parameters: `base` with this link's overrides applied.
+  Params link_params(const TopoLink& l, const Params& base) const;
+  // Hops between two nodes over inter-board links (BFS distance).
+  unsigned hop_distance(unsigned from, unsigned to) const;
+};
+
+// Generators. A torus of `rows` rows by `cols` columns: each row is a ring
+// joined E to W; with two rows, each node's S joins its partner in the other
+// row (row 0's S is the Root Complex). PEACH2 has one spare port (S), so rows
+// must be 1 or 2. Inter-board cables get cable_m = `cable_m`.
+Topology make_torus(unsigned rows, unsigned cols, double cable_m = 1.0);
+Topology make_ring(unsigned nodes, double cable_m = 1.0);
+
+// Reads and validates a topology file; throws ConfigError naming file:line.
+// `base` is used to validate per-link overrides.
+Topology load_topology(const std::string& path, const Params& base);
+// The same from text (the file name is used in messages).
+Topology parse_topology(const std::string& text, const std::string& file, const Params& base);
+
+// Tie-break policies for equal-length paths; see topologies/README.md.
+enum class RoutingPolicy { RingFirst, SFirst, Balanced };
+RoutingPolicy parse_routing_policy(const std::string& name);  // throws ConfigError("--routing", 0, ...)
+const char* routing_policy_name(RoutingPolicy p);
+std::vector<RoutingPolicy> all_routing_policies();
+
+// routes[node][dest]: the output port at `node` for packets to `dest`
+// (P2_PORT_N when dest == node). Every path is minimal.
+using RouteTable = std::vector<std::array<p2_port, P2_MAX_NODES>>;
+RouteTable build_routes(const Topology& topo, RoutingPolicy policy);
+// The nodes a packet visits from `from` to `to` following the tables.
+std::vector<unsigned> route_path(const Topology& topo, const RouteTable& routes, unsigned from,
+                                 unsigned to);
+
+// Rank-to-node mapping file: `RANK NODE` per line, `#` comments. Every rank
+// 0..nranks-1 exactly once; nodes < nnodes and distinct. Throws ConfigError.
+std::vector<unsigned> load_mapping(const std::string& path, unsigned nranks, unsigned nnodes);
+std::vector<unsigned> identity_mapping(unsigned nranks);
+
+}  // namespace p2
