@@ -17,6 +17,7 @@
 
 #include "pcie/link.h"
 #include "sim/params.h"
+#include "sim/timed_queue.h"
 
 namespace p2 {
 
@@ -29,8 +30,16 @@ struct NodeMemory {
   uint64_t gpu_size = 0;
 };
 
+struct HostStats {
+  uint64_t writes = 0, write_bytes = 0, dropped_writes = 0;
+  uint64_t reads = 0, read_bytes = 0, unsupported_reads = 0;
+  uint64_t cpu_stores = 0, mmio_reads = 0;
+  sc_core::sc_time write_latency_total, write_latency_max;  // TLP birth to visible
+};
+
 class Host : public sc_core::sc_module, public LinkClient {
  public:
+  SC_HAS_PROCESS(Host);
   Host(sc_core::sc_module_name name, unsigned node, const Params& params, NodeMemory memory);
   void attach(LinkPort& port);  // the Root Complex end of this node's N link
 
@@ -47,37 +56,41 @@ class Host : public sc_core::sc_module, public LinkClient {
   // The bytes behind a local global address range, or nullptr if unmapped.
   uint8_t* translate(uint64_t addr, uint64_t len) const;
   unsigned node() const { return node_; }
+  const HostStats& stats() const { return stats_; }
 
   void tlp_arrived(LinkPort& port, TlpPtr tlp) override;
   void tx_space(LinkPort& port) override;
 
  private:
-  struct Pending;
-  void send(TlpPtr tlp);
+  // One memory behind the root complex: where it is and how it answers.
+  struct Memory {
+    uint8_t* bytes = nullptr;
+    uint64_t size = 0;
+    sc_core::sc_time read_latency, write_latency;
+    double read_bytes_per_ns = 0;
+    sc_core::sc_time read_free;       // read data path busy until
+    TimedQueue<TlpPtr> completions;   // answers in the order they leave
+  };
+  Memory* memory_for(uint64_t addr, uint64_t len, uint64_t* offset);
   void serve_read(TlpPtr req);
+  void send(TlpPtr tlp);
   void on_writes_due();
-  void on_reads_due();
-  void on_pio_due();
+  void on_completions_due();
+  void on_stores_due();
+  uint64_t next_id() { return (static_cast<uint64_t>(node_) << 48) | next_tlp_id_++; }
 
   unsigned node_;
   const Params& params_;
-  NodeMemory memory_;
   LinkPort* port_ = nullptr;
+  Memory host_mem_, gpu_mem_;
   std::function<void(uint64_t, uint32_t)> write_observer_;
   uint8_t next_tag_ = 0;
+  uint64_t next_tlp_id_ = 0;
   std::map<uint8_t, std::function<void(uint64_t, bool)>> reads_in_flight_;
-  // Writes waiting to become visible, in arrival order (visible time nondecreasing).
-  std::deque<std::pair<sc_core::sc_time, TlpPtr>> writes_due_;
-  sc_core::sc_event writes_event_;
-  // Completions scheduled by the read server, in order of their send time.
-  std::deque<std::pair<sc_core::sc_time, TlpPtr>> cpls_due_;
-  sc_core::sc_event cpls_event_;
-  sc_core::sc_time host_read_free_, gpu_read_free_;  // read data path busy until
-  // CPU stores into the board (PIO), one TLP per store, in issue order.
-  std::deque<std::pair<sc_core::sc_time, TlpPtr>> stores_due_;
-  sc_core::sc_event stores_event_;
+  TimedQueue<TlpPtr> writes_due_;   // arrived writes becoming visible, in order
+  TimedQueue<TlpPtr> stores_due_;   // the CPU's stores into the board, in order
   sc_core::sc_time cpu_store_free_;
-  std::deque<TlpPtr> tx_backlog_;  // waiting for room in the link's transmit queue
+  HostStats stats_;
 };
 
 }  // namespace p2

@@ -45,7 +45,7 @@ struct LinkDirStats {
   uint64_t payload_bytes = 0;   // TLP payload carried
   uint64_t wire_bytes = 0;      // everything on the wire: TLPs and DLLPs
   uint64_t dllps = 0;
-  sc_core::sc_time busy;        // time the wire was transmitting
+  sc_core::sc_time busy;        // time the wire was transmitting (counted when each starts)
   sc_core::sc_time credit_stall;  // time a waiting TLP was held for lack of credits
 };
 
@@ -56,7 +56,9 @@ class LinkClient {
  public:
   virtual ~LinkClient() = default;
   // A TLP finished arriving at `port`. It occupies the receive buffer (and its
-  // credits) until the client calls port.release(*tlp) or port.release(len).
+  // credits) until the client calls port.release(*tlp) (or release(class,
+  // payload bytes) once it gave the TLP away). Called at the arrival time of
+  // its last byte, from a SystemC method: the client must not wait().
   virtual void tlp_arrived(LinkPort& port, TlpPtr tlp) = 0;
   // The transmit queue of `port` has room again after being full.
   virtual void tx_space(LinkPort& /*port*/) {}
@@ -76,16 +78,26 @@ class LinkPort {
   LinkPort(const LinkPort&) = delete;
   LinkPort& operator=(const LinkPort&) = delete;
 
+  // `client` gets the TLPs arriving here and tx_space(); `tx_capacity` counts
+  // TLPs waiting to start on the wire (0: unbounded).
   void attach(LinkClient* client, size_t tx_capacity /*TLPs, 0: unbounded*/);
   bool can_send() const;
-  void send(TlpPtr tlp);             // queues for transmission; see can_send()
-  void release(const Tlp& tlp);      // the received TLP left the receive buffer
+  // Queues for transmission (see can_send(); throws std::logic_error when full,
+  // std::invalid_argument above the link's max payload / max read request).
+  void send(TlpPtr tlp);
+  // The TLP received at this end left its receive buffer: its credits go back
+  // to the far transmitter by UpdateFC. Throws std::logic_error if not held.
+  void release(const Tlp& tlp);
+  // Same, for a client that no longer holds the TLP (it forwarded it): the
+  // TLP's class and its payload_bytes() (0 for a MemRead).
+  void release(FcClass cls, uint32_t payload_bytes);
   LinkEndKind kind() const { return kind_; }
   const std::string& name() const { return name_; }
-  const LinkDirStats& tx_stats() const;
-  size_t tx_queued() const;
+  const LinkDirStats& tx_stats() const;  // what this end transmitted
+  size_t tx_queued() const;              // TLPs waiting to start
   class PcieLink& link() const { return *link_; }
-  void set_observer(TlpObserver* o);
+  LinkPort& peer() const;            // the other end of the same link
+  void set_observer(TlpObserver* o);  // sees every TLP this end transmits; null: none
 
  private:
   friend class PcieLink;
@@ -110,6 +122,11 @@ class PcieLink : public sc_core::sc_module {
  private:
   friend class LinkPort;
   struct Direction;
+  void transmit(Direction& d);       // the wire is free: start a DLLP or a TLP
+  void deliver(Direction& d);        // TLPs and DLLPs whose last byte arrived
+  void credits_ready(Direction& d);  // freed buffers whose UpdateFC may go now
+  int pick(const Direction& d) const;
+  void release_at(int side, FcClass cls, uint32_t data_credits);
   LinkConfig config_;
   std::array<std::unique_ptr<LinkPort>, 2> ends_;
   std::array<std::unique_ptr<Direction>, 2> dirs_;  // dirs_[s]: transmitted by end s

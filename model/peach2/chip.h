@@ -19,6 +19,7 @@ namespace p2 {
 class Router;
 class Registers;
 class Dmac;
+class PioWindow;
 
 class Peach2 : public sc_core::sc_module {
  public:
@@ -40,12 +41,15 @@ class Peach2 : public sc_core::sc_module {
   Router& router() { return *router_; }
   Registers& registers() { return *regs_; }
   Dmac& dmac() { return *dmac_; }
+  PioWindow& pio() { return *pio_; }
 
  private:
   unsigned node_;
   std::unique_ptr<Registers> regs_;
   std::unique_ptr<Router> router_;
   std::unique_ptr<Dmac> dmac_;
+  std::unique_ptr<PioWindow> pio_;
+  uint64_t port_modes_ = 0;
 };
 
 }  // namespace p2

@@ -41,7 +41,7 @@ class Cluster {
   Topology topo_;
   Params params_;
   RouteTable routes_;
-  std::vector<std::vector<uint8_t>> owned_memory_;
+  std::vector<std::pair<uint8_t*, uint64_t>> anonymous_;  // memory we mapped ourselves
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Peach2>> chips_;
   std::vector<std::unique_ptr<PcieLink>> links_;

@@ -39,7 +39,8 @@ struct Topology {
   const TopoLink* link_at(const PortRef& p) const;  // nullptr if the port is unused
   // The link's parameters: `base` with this link's overrides applied.
   Params link_params(const TopoLink& l, const Params& base) const;
-  // Hops between two nodes over inter-board links (BFS distance).
+  // Hops between two nodes over inter-board links (BFS distance); ~0u when
+  // `to` cannot be reached (only possible for a hand-built Topology).
   unsigned hop_distance(unsigned from, unsigned to) const;
 };
 

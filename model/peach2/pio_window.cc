@@ -1,0 +1,36 @@
+#include "peach2/pio_window.h"
+
+#include "peach2_hw.h"
+
+namespace p2 {
+
+PioWindow::PioWindow(sc_core::sc_module_name name, unsigned nnodes, const Params& params,
+                     Router& router)
+    : sc_module(name), nnodes_(nnodes), params_(params), clock_(params), router_(router) {
+  SC_METHOD(on_translated);
+  sensitive << stage_.event();
+  dont_initialize();
+}
+
+void PioWindow::accept(TlpPtr tlp) {
+  sc_core::sc_time now = sc_core::sc_time_stamp();
+  stage_.push(now + clock_.cycles(static_cast<uint64_t>(params_.pio_translate_cycles)),
+              std::move(tlp));
+}
+
+void PioWindow::on_translated() {
+  while (stage_.head_due()) {
+    TlpPtr tlp = stage_.pop();
+    uint64_t offset = p2_addr_offset(tlp->addr) - P2_PIO_OFFSET;
+    uint64_t target = p2_pio_target(offset);
+    if (p2_addr_node(target) >= nnodes_) {
+      ++dropped_;  // a store past the last node's span goes nowhere
+      continue;
+    }
+    ++stores_;
+    tlp->addr = target;
+    router_.inject(Xbar::Pio, std::move(tlp));
+  }
+}
+
+}  // namespace p2

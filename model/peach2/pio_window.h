@@ -1,0 +1,34 @@
+// pio_window.h - the PIO window (BAR2). Per TLP: a CPU store into the window
+// is rewritten, pio_translate_cycles later, into a write to the remote node's
+// host memory the window offset selects (peach2_hw.h: p2_pio_target) and
+// handed back to the crossbar to be routed like any write.
+#pragma once
+
+#include <systemc>
+
+#include "peach2/router.h"
+#include "sim/clock.h"
+#include "sim/params.h"
+#include "sim/timed_queue.h"
+
+namespace p2 {
+
+class PioWindow : public sc_core::sc_module, public TlpSink {
+ public:
+  SC_HAS_PROCESS(PioWindow);
+  PioWindow(sc_core::sc_module_name name, unsigned nnodes, const Params& params, Router& router);
+  void accept(TlpPtr tlp) override;
+  uint64_t stores() const { return stores_; }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  void on_translated();
+  unsigned nnodes_;
+  const Params& params_;
+  ChipClock clock_;
+  Router& router_;
+  TimedQueue<TlpPtr> stage_;
+  uint64_t stores_ = 0, dropped_ = 0;
+};
+
+}  // namespace p2

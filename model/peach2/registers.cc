@@ -1,0 +1,172 @@
+#include "peach2/registers.h"
+
+#include <cstring>
+
+#include "peach2/dmac.h"
+#include "peach2_hw.h"
+
+namespace p2 {
+
+void NotifyTable::raise(unsigned slot, unsigned tag) {
+  uint64_t key = p2_notify_word(slot, tag);
+  auto it = pending_.find(key);
+  if (it == pending_.end() && pending_.size() >= capacity_) {
+    ++overflow_;
+    return;
+  }
+  ++pending_[key];
+  ++raised_;
+}
+
+unsigned NotifyTable::pending(unsigned slot, unsigned tag) const {
+  auto it = pending_.find(p2_notify_word(slot, tag));
+  return it == pending_.end() ? 0 : it->second;
+}
+
+bool NotifyTable::consume(unsigned slot, unsigned tag) {
+  auto it = pending_.find(p2_notify_word(slot, tag));
+  if (it == pending_.end()) return false;
+  if (--it->second == 0) pending_.erase(it);
+  return true;
+}
+
+Registers::Registers(sc_core::sc_module_name name, unsigned node, unsigned nnodes,
+                     const Params& params, Router& router)
+    : sc_module(name),
+      node_(node),
+      nnodes_(nnodes),
+      params_(params),
+      clock_(params),
+      router_(router),
+      notify_(static_cast<size_t>(params.notify_table_entries)) {
+  SC_METHOD(on_access_due);
+  sensitive << accesses_.event();
+  dont_initialize();
+}
+
+uint64_t Registers::read(uint64_t off) const {
+  switch (off) {
+    case P2_REG_CHIP_ID: return P2_CHIP_ID_VALUE;
+    case P2_REG_NODE_ID: return node_;
+    case P2_REG_NUM_NODES: return nnodes_;
+    case P2_REG_CYCLES: return clock_.cycle_count(sc_core::sc_time_stamp());
+    case P2_REG_PORT_MODE: return port_modes_;
+    case P2_REG_NOTIFY_SELECT: return notify_select_;
+    case P2_REG_NOTIFY_PENDING:
+      return notify_.pending(static_cast<unsigned>(notify_select_ & 0xffffffffu),
+                             static_cast<unsigned>(notify_select_ >> 32));
+    case P2_REG_NOTIFY_OVERFLOW: return notify_.overflow();
+    default: break;
+  }
+  if (off >= P2_REG_ROUTE_BASE && off < P2_REG_ROUTE(P2_MAX_NODES))
+    return router_.route(static_cast<unsigned>((off - P2_REG_ROUTE_BASE) / 8));
+  if (dmac_ && off >= P2_REG_DMA_BASE && off < P2_REG_DMA(P2_DMA_CHANNELS, 0))
+    return dmac_->read_reg(static_cast<unsigned>((off - P2_REG_DMA_BASE) / P2_REG_DMA_STRIDE),
+                           (off - P2_REG_DMA_BASE) % P2_REG_DMA_STRIDE);
+  if (dmac_ && off >= P2_REG_DESC_BASE && off < P2_REG_DESC(P2_DMA_CHANNELS, 0)) {
+    uint64_t rel = off - P2_REG_DESC_BASE;
+    return dmac_->desc_word(static_cast<unsigned>(rel / (P2_DESC_REG_SLOTS * P2_DESC_SIZE)),
+                            static_cast<unsigned>(rel / P2_DESC_SIZE % P2_DESC_REG_SLOTS),
+                            static_cast<unsigned>(rel % P2_DESC_SIZE / 8));
+  }
+  return 0;
+}
+
+void Registers::write(uint64_t off, uint64_t value) {
+  switch (off) {
+    case P2_REG_NOTIFY_RAISE:
+      flush_then_raise(value);
+      return;
+    case P2_REG_NOTIFY_SELECT: notify_select_ = value; return;
+    case P2_REG_NOTIFY_CONSUME:
+      if (notify_.consume(static_cast<unsigned>(value & 0xffffffffu),
+                          static_cast<unsigned>(value >> 32)))
+        notify_changed();
+      return;
+    default: break;
+  }
+  if (off >= P2_REG_ROUTE_BASE && off < P2_REG_ROUTE(P2_MAX_NODES)) {
+    if (value < P2_PORT_COUNT)
+      router_.set_route(static_cast<unsigned>((off - P2_REG_ROUTE_BASE) / 8),
+                        static_cast<p2_port>(value));
+    return;
+  }
+  if (dmac_ && off >= P2_REG_DMA_BASE && off < P2_REG_DMA(P2_DMA_CHANNELS, 0)) {
+    dmac_->write_reg(static_cast<unsigned>((off - P2_REG_DMA_BASE) / P2_REG_DMA_STRIDE),
+                     (off - P2_REG_DMA_BASE) % P2_REG_DMA_STRIDE, value);
+    return;
+  }
+  if (dmac_ && off >= P2_REG_DESC_BASE && off < P2_REG_DESC(P2_DMA_CHANNELS, 0)) {
+    uint64_t rel = off - P2_REG_DESC_BASE;
+    dmac_->set_desc_word(static_cast<unsigned>(rel / (P2_DESC_REG_SLOTS * P2_DESC_SIZE)),
+                         static_cast<unsigned>(rel / P2_DESC_SIZE % P2_DESC_REG_SLOTS),
+                         static_cast<unsigned>(rel % P2_DESC_SIZE / 8), value);
+  }
+}
+
+void Registers::flush_then_raise(uint64_t word) {
+  flushing_.push_back(word);
+  auto flush = std::make_unique<Tlp>();
+  flush->kind = TlpKind::MemRead;
+  flush->addr = p2_node_base(node_) + P2_HOST_OFFSET;
+  flush->length = 0;
+  flush->requester = requester_id(node_, Function::Chip);
+  flush->tag = next_flush_tag_++;
+  flush->born = sc_core::sc_time_stamp();
+  flush->id = (static_cast<uint64_t>(node_) << 48) | (2ull << 44) | flush->tag;
+  router_.inject(Xbar::Regs, std::move(flush));
+}
+
+void Registers::accept(TlpPtr tlp) {
+  if (tlp->kind == TlpKind::Completion) {
+    // A flush came back: everything before the oldest notification is in memory.
+    if (flushing_.empty()) return;
+    uint64_t word = flushing_.front();
+    flushing_.pop_front();
+    notify_.raise(static_cast<unsigned>(word & 0xffffffffu), static_cast<unsigned>(word >> 32));
+    notify_changed();
+    return;
+  }
+  accesses_.push(sc_core::sc_time_stamp() +
+                     clock_.cycles(static_cast<uint64_t>(params_.reg_access_cycles)),
+                 std::move(tlp));
+}
+
+void Registers::on_access_due() {
+  while (accesses_.head_due()) {
+    TlpPtr tlp = accesses_.pop();
+    uint64_t off = p2_addr_offset(tlp->addr) - P2_REGS_OFFSET;
+    bool well_formed = tlp->length == 8 && off % 8 == 0;
+    if (tlp->kind == TlpKind::MemWrite) {
+      if (!well_formed) {
+        ++bad_accesses_;
+        continue;
+      }
+      uint64_t value;
+      std::memcpy(&value, tlp->data.data(), 8);
+      write(off, value);
+      continue;
+    }
+    if (tlp->kind != TlpKind::MemRead) continue;  // a completion cannot address BAR0
+    auto cpl = std::make_unique<Tlp>();
+    cpl->kind = TlpKind::Completion;
+    cpl->addr = tlp->addr;
+    cpl->requester = tlp->requester;
+    cpl->tag = tlp->tag;
+    cpl->id = tlp->id;
+    cpl->born = tlp->born;
+    if (well_formed) {
+      uint64_t value = read(off);
+      cpl->length = 8;
+      cpl->byte_count = 8;
+      cpl->data.resize(8);
+      std::memcpy(cpl->data.data(), &value, 8);
+    } else {
+      ++bad_accesses_;
+      cpl->status = CplStatus::UnsupportedRequest;
+    }
+    router_.inject(Xbar::Regs, std::move(cpl));
+  }
+}
+
+}  // namespace p2

@@ -1,0 +1,209 @@
+#include "peach2/router.h"
+
+#include <cassert>
+
+namespace p2 {
+
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+
+const char* xbar_name(Xbar x) {
+  switch (x) {
+    case Xbar::N: return "N";
+    case Xbar::E: return "E";
+    case Xbar::W: return "W";
+    case Xbar::S: return "S";
+    case Xbar::Regs: return "regs";
+    case Xbar::Pio: return "pio";
+    case Xbar::Dmac: return "dmac";
+    case Xbar::Count: break;
+  }
+  return "?";
+}
+
+Router::Router(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const Params& params)
+    : sc_module(name), node_(node), nnodes_(nnodes), params_(params), clock_(params) {
+  routes_.fill(P2_PORT_N);
+  SC_METHOD(arbitrate);
+  sensitive << arbitrate_event_;
+  dont_initialize();
+  SC_METHOD(deliver);
+  for (Output& out : outputs_) sensitive << out.pipeline.event();
+  dont_initialize();
+}
+
+void Router::attach_link(p2_port p, LinkPort& end) {
+  inputs_[p].link = &end;
+  outputs_[p].link = &end;
+  end.attach(this, static_cast<size_t>(params_.output_queue_tlps));
+}
+
+void Router::attach_sink(Xbar x, TlpSink* sink) { outputs_[static_cast<int>(x)].sink = sink; }
+
+void Router::tlp_arrived(LinkPort& port, TlpPtr tlp) {
+  for (int p = 0; p < P2_PORT_COUNT; ++p) {
+    if (inputs_[p].link == &port) {
+      inject(static_cast<Xbar>(p), std::move(tlp));
+      return;
+    }
+  }
+  assert(!"TLP from a link not attached to this router");
+}
+
+void Router::tx_space(LinkPort&) { wake(sc_time_stamp()); }
+
+void Router::inject(Xbar from, TlpPtr tlp) {
+  Input& in = inputs_[static_cast<int>(from)];
+  ++stats_.tlps_in[static_cast<int>(from)];
+  in.queue.push_back(std::move(tlp));
+  if (in.queue.size() == 1) wake(sc_time_stamp());
+}
+
+void Router::wake(sc_time at) {
+  // Decisions happen on clock edges.
+  sc_time edge = clock_.edge_at_or_after(at);
+  arbitrate_event_.notify(edge - sc_time_stamp());
+}
+
+Xbar Router::decide(const Tlp& tlp) const {
+  if (tlp.kind == TlpKind::Completion) {
+    unsigned dest = requester_node(tlp.requester);
+    if (dest >= nnodes_) return Xbar::Count;
+    if (dest != node_) return xbar_of(routes_[dest]);
+    switch (requester_function(tlp.requester)) {
+      case Function::Dmac: return Xbar::Dmac;
+      case Function::Chip: return Xbar::Regs;
+      case Function::Host: return Xbar::N;
+    }
+    return Xbar::Count;
+  }
+  unsigned dest = p2_addr_node(tlp.addr);
+  if (dest >= nnodes_) return Xbar::Count;
+  if (dest != node_) return xbar_of(routes_[dest]);
+  switch (p2_addr_window(tlp.addr)) {
+    case P2_WIN_HOST:
+    case P2_WIN_GPU: return Xbar::N;
+    case P2_WIN_REGS: return Xbar::Regs;
+    case P2_WIN_PIO: return tlp.kind == TlpKind::MemWrite ? Xbar::Pio : Xbar::Count;
+    case P2_WIN_NONE: break;
+  }
+  return Xbar::Count;
+}
+
+bool Router::has_room(const Output& out) const {
+  if (!out.link) return true;  // internal units take whatever arrives
+  return out.pipeline.size() + out.link->tx_queued() <
+         static_cast<size_t>(params_.output_queue_tlps);
+}
+
+void Router::answer_unsupported(const Tlp& read) {
+  auto cpl = std::make_unique<Tlp>();
+  cpl->kind = TlpKind::Completion;
+  cpl->addr = read.addr;
+  cpl->requester = read.requester;
+  cpl->tag = read.tag;
+  cpl->status = CplStatus::UnsupportedRequest;
+  cpl->id = read.id;
+  cpl->born = sc_time_stamp();
+  ++stats_.unsupported_reads;
+  inject(Xbar::Regs, std::move(cpl));
+}
+
+void Router::arbitrate() {
+  const sc_time now = sc_time_stamp();
+  sc_time next_wake = sc_core::SC_ZERO_TIME;
+  auto want_wake = [&](sc_time t) {
+    if (next_wake == sc_core::SC_ZERO_TIME || t < next_wake) next_wake = t;
+  };
+
+  // Heads nobody can take are dropped (writes) or answered (reads) first, so
+  // they never block their input.
+  for (int i = 0; i < kXbarPorts; ++i) {
+    Input& in = inputs_[i];
+    while (!in.queue.empty() && decide(*in.queue.front()) == Xbar::Count) {
+      TlpPtr tlp = std::move(in.queue.front());
+      in.queue.pop_front();
+      if (in.link) in.link->release(*tlp);
+      if (forward_listener_[i]) forward_listener_[i](*tlp);
+      if (tlp->kind == TlpKind::MemRead)
+        answer_unsupported(*tlp);
+      else
+        ++stats_.dropped_writes;
+    }
+  }
+
+  for (int o = 0; o < kXbarPorts; ++o) {
+    Output& out = outputs_[o];
+    if (out.free > now) {
+      want_wake(out.free);
+      continue;
+    }
+    // Round-robin over the inputs whose head goes to this output.
+    int chosen = -1;
+    bool anyone_waiting = false;
+    for (int k = 0; k < kXbarPorts; ++k) {
+      int i = (out.next_input + k) % kXbarPorts;
+      Input& in = inputs_[i];
+      if (in.queue.empty() || static_cast<int>(decide(*in.queue.front())) != o) continue;
+      anyone_waiting = true;
+      if (in.free > now) {
+        want_wake(in.free);
+        continue;
+      }
+      chosen = i;
+      break;
+    }
+    if (chosen < 0) continue;
+    if (!has_room(out)) {
+      if (!out.stalled) {
+        out.stalled = true;
+        out.stalled_since = now;
+      }
+      continue;  // tx_space() or a delivery wakes us
+    }
+    (void)anyone_waiting;
+    if (out.stalled) {
+      stats_.output_stall[o] += now - out.stalled_since;
+      out.stalled = false;
+    }
+
+    Input& in = inputs_[chosen];
+    TlpPtr tlp = std::move(in.queue.front());
+    in.queue.pop_front();
+    if (in.link) in.link->release(*tlp);
+    if (forward_listener_[chosen]) forward_listener_[chosen](*tlp);
+
+    uint32_t bytes = tlp->header_bytes() + tlp->payload_bytes();
+    uint64_t xfer = (bytes + static_cast<uint32_t>(params_.datapath_bytes) - 1) /
+                    static_cast<uint32_t>(params_.datapath_bytes);
+    sc_time busy = clock_.cycles(xfer);
+    in.free = now + busy;
+    out.free = now + busy;
+    stats_.output_busy[o] += busy;
+    ++stats_.tlps_out[o];
+    stats_.bytes_out[o] += tlp->payload_bytes();
+    out.next_input = (chosen + 1) % kXbarPorts;
+    out.pipeline.push(now + clock_.cycles(static_cast<uint64_t>(params_.route_pipeline_cycles) + xfer),
+                      std::move(tlp));
+    want_wake(out.free);
+    if (!in.queue.empty()) want_wake(in.free);
+  }
+  if (next_wake != sc_core::SC_ZERO_TIME) wake(next_wake);
+}
+
+void Router::deliver() {
+  bool delivered = false;
+  for (Output& out : outputs_) {
+    while (out.pipeline.head_due()) {
+      TlpPtr tlp = out.pipeline.pop();
+      if (out.link)
+        out.link->send(std::move(tlp));
+      else if (out.sink)
+        out.sink->accept(std::move(tlp));
+      delivered = true;
+    }
+  }
+  if (delivered) wake(sc_time_stamp());
+}
+
+}  // namespace p2

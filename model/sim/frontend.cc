@@ -1,0 +1,458 @@
+#include "sim/frontend.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include "sim/clock.h"
+
+namespace p2 {
+
+using sc_core::sc_pending_activity;
+using sc_core::sc_pending_activity_at_current_time;
+using sc_core::sc_start;
+using sc_core::sc_time_to_pending_activity;
+
+namespace {
+
+std::string us(uint64_t t_ps) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f us", static_cast<double>(t_ps) / 1e6);
+  return buf;
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+std::string reg_name(uint64_t reg) {
+  char buf[64];
+  p2_reg_describe(reg, buf, sizeof buf);
+  return buf;
+}
+
+bool valid_reg(uint64_t reg) { return reg < P2_REGS_SIZE && reg % 8 == 0; }
+
+}  // namespace
+
+Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& rank_node,
+                   p2_clock_mode clock, Flags flags)
+    : job_(job), cluster_(cluster), clock_(clock), flags_(flags) {
+  poll_detect_ps_ = job->poll_detect_ps;
+  ranks_on_node_.resize(cluster.nodes());
+  ranks_.resize(rank_node.size());
+  for (unsigned i = 0; i < ranks_.size(); i++) {
+    Rank& r = ranks_[i];
+    r.index = i;
+    r.node = rank_node[i];
+    r.channel = &job->ranks[i];
+    ranks_on_node_[r.node].push_back(i);
+  }
+  // Waits are re-checked exactly when what they look at can have changed: the
+  // chip's DMA status or notification table, or bytes landing in memory.
+  for (unsigned n = 0; n < cluster.nodes(); n++) {
+    if (ranks_on_node_[n].empty()) continue;
+    cluster.chip(n).set_change_observer([this, n] { on_chip_change(n); });
+    cluster.host(n).set_write_observer(
+        [this, n](uint64_t addr, uint32_t len) { on_memory_write(n, addr, len); });
+  }
+}
+
+uint64_t Frontend::now_ps() const { return sc_core::sc_time_stamp().value(); }
+
+// ---- Ranks ---------------------------------------------------------------
+
+void Frontend::poll_ranks() {
+  const bool shutdown = p2_ld(&job_->shutdown) != 0;
+  for (Rank& r : ranks_) {
+    if (r.done) continue;
+    // Read "reaped" before draining: once the process is gone its ring is final.
+    if (!r.reaped && (shutdown || p2_ld(&r.channel->reaped))) r.reaped = true;
+    if (!r.attached && p2_ld(&r.channel->state) >= P2_RANK_ATTACHED) {
+      r.attached = true;
+      r.pid = p2_ld(&r.channel->pid);
+      if (clock_ == P2_CLOCK_CPU) r.cpu_clock_ok = clock_getcpuclockid(r.pid, &r.cpu_clock) == 0;
+    }
+    while (const p2_chan_req* in = p2_chan_peek(r.channel)) {
+      Request q;
+      q.op = in->op;
+      q.seq = in->seq;
+      q.stamp = in->stamp_ps;
+      q.a = in->a;
+      q.b = in->b;
+      q.c = in->c;
+      if (q.op == P2_CHAN_PIO) {
+        uint32_t len = std::min<uint32_t>(in->len, P2_CHAN_DATA_BYTES);
+        q.data.assign(in->data, in->data + len);
+      }
+      p2_chan_pop(r.channel);
+      if (q.stamp < r.last_stamp) {
+        // Only --clock=cpu can race like this (a rank's CPU clock read by us
+        // before its own read); keep each rank's stamps in order.
+        if (clock_ == P2_CLOCK_MODEL) warn(r, "request stamped before its predecessor");
+        q.stamp = r.last_stamp;
+      }
+      r.last_stamp = q.stamp;
+      r.queue.push_back(std::move(q));
+    }
+    if (r.reaped) {
+      // The process is gone: what it posted still happens, but nobody is left
+      // to answer.
+      r.queue.erase(std::remove_if(r.queue.begin(), r.queue.end(),
+                                   [](const Request& q) { return p2_chan_op_blocks(q.op); }),
+                    r.queue.end());
+      if (r.waiting) {
+        r.waiting = false;
+        waiting_--;
+      }
+      if (r.queue.empty()) {
+        r.done = true;
+        r.done_at = now_ps();
+      }
+    }
+  }
+}
+
+// A rank that sends nothing until it is answered (or ever again).
+bool Frontend::blocked(const Rank& r) const {
+  if (r.waiting) return true;
+  if (r.queue.empty()) return false;
+  uint32_t op = r.queue.back().op;
+  return p2_chan_op_blocks(op) || op == P2_CHAN_EXIT;
+}
+
+uint64_t Frontend::horizon(Rank& r) const {
+  uint64_t h = std::max(r.last_stamp, r.answer_floor);
+  int64_t pub = p2_ld(&r.channel->clock_pub);
+  if (pub == P2_CLOCK_UNKNOWN) return h;
+  if (clock_ == P2_CLOCK_MODEL) return std::max<uint64_t>(h, static_cast<uint64_t>(pub));
+  // --clock=cpu: the rank published clock minus CPU time; its clock now is that
+  // plus the CPU time it has consumed so far.
+  struct timespec ts;
+  if (!r.cpu_clock_ok || clock_gettime(r.cpu_clock, &ts) != 0) return h;
+  int64_t cpu_ps = static_cast<int64_t>(ts.tv_sec) * 1000000000000LL +
+                   static_cast<int64_t>(ts.tv_nsec) * 1000LL;
+  int64_t clock = pub + cpu_ps;
+  return clock > 0 ? std::max<uint64_t>(h, static_cast<uint64_t>(clock)) : h;
+}
+
+Frontend::Key Frontend::min_running_horizon() {
+  Key best{kNever, ~0u};
+  for (Rank& r : ranks_) {
+    if (!running(r)) continue;
+    Key k{r.attached ? horizon(r) : 0, r.index};
+    if (k < best) best = k;
+  }
+  return best;
+}
+
+Frontend::Rank* Frontend::next_request() {
+  Rank* best = nullptr;
+  for (Rank& r : ranks_) {
+    if (r.queue.empty()) continue;
+    if (!best || Key{r.queue.front().stamp, r.index} < Key{best->queue.front().stamp, best->index})
+      best = &r;
+  }
+  return best;
+}
+
+bool Frontend::all_done() const {
+  for (const Rank& r : ranks_)
+    if (!r.done || !r.queue.empty()) return false;
+  return true;
+}
+
+// ---- Advancing the model ---------------------------------------------------
+
+void Frontend::settle() {
+  while (sc_pending_activity_at_current_time()) sc_start(sc_core::SC_ZERO_TIME);
+}
+
+bool Frontend::advance_through(uint64_t last) {
+  for (;;) {
+    if (answered_) {
+      answered_ = false;
+      return false;
+    }
+    uint64_t now = now_ps();
+    if (now > last) return true;
+    uint64_t next = sc_pending_activity() ? now + sc_time_to_pending_activity().value() : kNever;
+    if (next > last || waiting_ == 0) {
+      // Nothing before `last`, or nobody can be answered on the way: one jump.
+      // sc_start(d) runs the events before now + d; settle() those at it.
+      if (last > now) sc_start(ps(last - now));
+      settle();
+      if (next > last || !answered_) return true;
+      continue;
+    }
+    if (next > now) sc_start(ps(next - now));
+    settle();
+  }
+}
+
+void Frontend::step_next_instant() {
+  sc_core::sc_time d = sc_time_to_pending_activity();
+  if (d > sc_core::SC_ZERO_TIME) sc_start(d);
+  settle();
+  answered_ = false;
+}
+
+// ---- Requests --------------------------------------------------------------
+
+uint64_t Frontend::reg_addr(const Rank& r, uint64_t reg) const {
+  return p2_node_base(r.node) + P2_REGS_OFFSET + reg;
+}
+
+void Frontend::warn(const Rank& r, const std::string& what) {
+  std::cerr << "p2sim: rank " << r.index << " (node " << r.node << "): " << what << " at "
+            << us(now_ps()) << "\n";
+}
+
+void Frontend::execute(Rank& r, Request& q) {
+  Host& host = cluster_.host(r.node);
+  switch (q.op) {
+    case P2_CHAN_MMIO_WRITE:
+      if (!valid_reg(q.a)) {
+        warn(r, "MMIO write to " + hex(q.a) + ", not a BAR0 register; dropped");
+        return;
+      }
+      host.mmio_write(reg_addr(r, q.a), q.b);
+      return;
+    case P2_CHAN_PIO:
+      if (q.data.empty() || q.a + q.data.size() > P2_PIO_SIZE) {
+        warn(r, "PIO store outside the PIO window (offset " + hex(q.a) + "); dropped");
+        return;
+      }
+      host.pio_write(p2_node_base(r.node) + P2_PIO_OFFSET + q.a, q.data.data(),
+                     static_cast<uint32_t>(q.data.size()));
+      return;
+    case P2_CHAN_EXIT:
+      r.done = true;
+      r.done_at = now_ps();
+      return;
+    case P2_CHAN_MMIO_READ:
+    case P2_CHAN_WAIT_REG:
+    case P2_CHAN_WAIT_NOTIFY:
+    case P2_CHAN_WAIT_MEM:
+      start_wait(r, q);
+      return;
+    default:
+      warn(r, "unknown channel request " + std::to_string(q.op) + "; dropped");
+  }
+}
+
+void Frontend::start_wait(Rank& r, Request& q) {
+  r.wait = std::move(q);
+  r.waiting = true;
+  waiting_++;
+  const Request& w = r.wait;
+  switch (w.op) {
+    case P2_CHAN_MMIO_READ:
+      if (!valid_reg(w.a)) {
+        warn(r, "MMIO read of " + hex(w.a) + ", not a BAR0 register");
+        answer(r, P2_CHAN_FAILED, ~0ull);
+        return;
+      }
+      cluster_.host(r.node).mmio_read(
+          reg_addr(r, w.a), [this, index = r.index, seq = w.seq](uint64_t value, bool ok) {
+            Rank& rr = ranks_[index];
+            if (rr.waiting && rr.wait.op == P2_CHAN_MMIO_READ && rr.wait.seq == seq)
+              answer(rr, ok ? P2_CHAN_OK : P2_CHAN_FAILED, ok ? value : ~0ull);
+          });
+      return;
+    case P2_CHAN_WAIT_REG:
+      if (!valid_reg(w.a)) {
+        warn(r, "wait on " + hex(w.a) + ", not a BAR0 register");
+        answer(r, P2_CHAN_FAILED, 0);
+        return;
+      }
+      break;
+    case P2_CHAN_WAIT_NOTIFY:
+      if (w.a >= P2_NOTIFY_SLOTS || w.b > P2_NOTIFY_TAG_MAX) {
+        warn(r, "wait for notification slot " + std::to_string(w.a) + " tag " + hex(w.b) +
+                    ", out of range");
+        answer(r, P2_CHAN_FAILED, 0);
+        return;
+      }
+      break;
+    case P2_CHAN_WAIT_MEM:
+      if (w.a % 8 != 0 || !cluster_.host(r.node).translate(w.a, 8)) {
+        warn(r, "wait on memory word " + hex(w.a) +
+                    ", not an aligned word of this node's host or GPU memory");
+        answer(r, P2_CHAN_FAILED, 0);
+        return;
+      }
+      break;
+  }
+  if (wait_satisfied(r))
+    answer(r, P2_CHAN_OK, 0);
+  else if (w.op == P2_CHAN_WAIT_NOTIFY && w.c == 0)
+    answer(r, P2_CHAN_NOT_YET, 0);  // a test: the answer is "not yet", now
+}
+
+bool Frontend::wait_satisfied(Rank& r) {
+  const Request& w = r.wait;
+  switch (w.op) {
+    case P2_CHAN_WAIT_REG:
+      return (cluster_.chip(r.node).reg_peek(w.a) & w.c) == w.b;
+    case P2_CHAN_WAIT_NOTIFY: {
+      Peach2& chip = cluster_.chip(r.node);
+      unsigned slot = static_cast<unsigned>(w.a), tag = static_cast<unsigned>(w.b);
+      return chip.notify_pending(slot, tag) > 0 && chip.notify_consume(slot, tag);
+    }
+    case P2_CHAN_WAIT_MEM: {
+      const uint8_t* p = cluster_.host(r.node).translate(w.a, 8);
+      uint64_t v;
+      if (!p) return false;
+      std::memcpy(&v, p, sizeof v);
+      return v == w.b;
+    }
+  }
+  return false;
+}
+
+void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
+  uint64_t t = now_ps();
+  r.waiting = false;
+  waiting_--;
+  // The rank resumes at t (a wait also charges poll_detect_ns): nothing it
+  // sends from now on is stamped earlier.
+  r.answer_floor = t + (r.wait.op == P2_CHAN_MMIO_READ ? 0 : poll_detect_ps_);
+  // Its published CPU offset predates the wait; it republishes after resuming.
+  if (clock_ == P2_CLOCK_CPU) p2_st_sc(&r.channel->clock_pub, P2_CLOCK_UNKNOWN);
+  p2_chan_answer(r.channel, r.wait.seq, status, value, t);
+  answered_ = true;
+}
+
+void Frontend::on_chip_change(unsigned node) {
+  for (unsigned i : ranks_on_node_[node]) {
+    Rank& r = ranks_[i];
+    if (r.waiting && (r.wait.op == P2_CHAN_WAIT_REG || r.wait.op == P2_CHAN_WAIT_NOTIFY) &&
+        wait_satisfied(r))
+      answer(r, P2_CHAN_OK, 0);
+  }
+}
+
+void Frontend::on_memory_write(unsigned node, uint64_t addr, uint32_t len) {
+  for (unsigned i : ranks_on_node_[node]) {
+    Rank& r = ranks_[i];
+    if (r.waiting && r.wait.op == P2_CHAN_WAIT_MEM && addr < r.wait.a + 8 &&
+        r.wait.a < addr + len && wait_satisfied(r))
+      answer(r, P2_CHAN_OK, 0);
+  }
+}
+
+// ---- The loop ----------------------------------------------------------------
+
+int Frontend::run() {
+  settle();  // SystemC's initialisation phase
+  for (;;) {
+    if (*flags_.stop) return 128 + *flags_.stop;
+    if (*flags_.dump) {
+      *flags_.dump = 0;
+      std::cerr << "p2sim: state at simulated time " << us(now_ps()) << ":\n";
+      print_ranks(std::cerr);
+    }
+    // Read before looking for work: a push after this read wakes the sleep below.
+    uint32_t bell = p2_ld_sc(&job_->doorbell);
+    poll_ranks();
+    if (all_done()) {
+      finish();
+      return 0;
+    }
+    Key limit = min_running_horizon();
+    if (Rank* r = next_request()) {
+      Key k{r->queue.front().stamp, r->index};
+      if (k < limit) {
+        if (!advance_through(std::max(k.time, now_ps()))) continue;  // someone was answered
+        Request q = std::move(r->queue.front());
+        r->queue.pop_front();
+        execute(*r, q);
+        settle();
+        continue;
+      }
+    }
+    if (limit.time == kNever) {
+      // No rank can send anything until it is answered.
+      if (sc_pending_activity()) {
+        step_next_instant();
+        continue;
+      }
+      if (waiting_ > 0) return deadlock();
+    } else if (limit.time > 0 && !advance_through(limit.time - 1)) {
+      continue;
+    }
+    // Nothing more can happen until a rank sends something; with --clock=cpu,
+    // also until running ranks have consumed more CPU time.
+    p2_job_sleep(job_, bell, clock_ == P2_CLOCK_CPU ? P2_CHAN_CPU_POLL_US : P2_CHAN_LIVENESS_US);
+  }
+}
+
+void Frontend::finish() {
+  // Every rank is gone. Let what they started run out, so that statistics and
+  // traces cover it.
+  while (sc_pending_activity() && !*flags_.stop) step_next_instant();
+}
+
+int Frontend::deadlock() {
+  std::cerr << "p2sim: deadlock at simulated time " << us(now_ps())
+            << ": every rank waits and nothing is in flight\n";
+  print_ranks(std::cerr);
+  return kDeadlockStatus;
+}
+
+std::string Frontend::describe_wait(const Rank& r) const {
+  const Request& w = r.waiting ? r.wait : r.queue.back();
+  std::ostringstream s;
+  switch (w.op) {
+    case P2_CHAN_WAIT_NOTIFY:
+      s << "notification slot " << w.a << " tag " << hex(w.b);
+      break;
+    case P2_CHAN_WAIT_REG:
+      s << "register " << reg_name(w.a) << " & " << hex(w.c) << " == " << hex(w.b);
+      if (valid_reg(w.a))
+        s << " (now " << hex(const_cast<Cluster&>(cluster_).chip(r.node).reg_peek(w.a)) << ")";
+      break;
+    case P2_CHAN_WAIT_MEM: {
+      s << "memory word " << hex(w.a) << " == " << hex(w.b);
+      const uint8_t* p = const_cast<Cluster&>(cluster_).host(r.node).translate(w.a, 8);
+      if (p) {
+        uint64_t v;
+        std::memcpy(&v, p, sizeof v);
+        s << " (now " << hex(v) << ")";
+      }
+      break;
+    }
+    case P2_CHAN_MMIO_READ:
+      s << "the answer to a read of register " << reg_name(w.a);
+      break;
+    default:
+      s << "request " << w.op;
+  }
+  return s.str();
+}
+
+void Frontend::print_ranks(std::ostream& out) const {
+  for (const Rank& r : ranks_) {
+    out << "  rank " << r.index << " (node " << r.node << "): ";
+    if (r.done)
+      out << (r.reaped ? "gone" : "finished") << " at " << us(r.done_at);
+    else if (r.waiting)
+      out << "waiting for " << describe_wait(r) << " since " << us(r.wait.stamp);
+    else if (!r.queue.empty() && p2_chan_op_blocks(r.queue.back().op))
+      out << "about to wait for " << describe_wait(r) << " (queued at "
+          << us(r.queue.back().stamp) << ")";
+    else if (!r.attached)
+      out << "not attached to the simulator yet";
+    else
+      out << "running, clock at least " << us(horizon(const_cast<Rank&>(r)));
+    out << "\n";
+  }
+}
+
+}  // namespace p2

@@ -1,0 +1,134 @@
+// frontend.h - the simulator's side of the virtual-cluster job: serves the
+// ranks' channel requests through the model's Host and Peach2 interfaces and
+// keeps the virtual-time protocol (architecture.md, "Processes and virtual time").
+//
+// Virtual time. Every request carries its rank's virtual clock (ps). Ranks
+// issue requests in nondecreasing stamp order. A rank is
+//   running : attached (or not yet attached) and not blocked: it may still send
+//             requests stamped at or after its horizon (its last stamp, the
+//             clock it published, or the time of its last answer);
+//   blocked : it sent a blocking request (register read, wait, test) that is
+//             queued or being served: it sends nothing until answered;
+//   done    : it sent EXIT, or p2run reaped it and its ring is drained.
+// Ordering key of a request: (stamp, rank). A queued request executes once its
+// key is smaller than (horizon, rank) of every other running rank, so requests
+// with equal stamps execute in rank order and none executes before a request
+// that could still arrive ahead of it. Before executing a request stamped t,
+// the model has run every event at or before t (model events at t come first).
+// Otherwise the model runs through every event before the smallest running
+// horizon; when no rank is running, to its next event. While any rank waits
+// for an answer the model advances one event instant at a time and stops after
+// an instant that answered someone, since that rank runs again from there.
+// With --clock=model nothing here depends on host timing: the same program
+// gives the same simulated times every run. With --clock=cpu a running rank's
+// horizon also includes the CPU time it consumed since its last call, read
+// from its CPU-time clock, so a rank spinning on memory lets time advance; it
+// cannot race ahead of what the ranks actually executed, because the horizon is
+// the minimum over all running ranks.
+//
+// Deadlock: no rank running, nothing queued and no model activity pending while
+// some rank waits: every wait is printed and run() returns kDeadlockStatus.
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <deque>
+#include <ostream>
+#include <vector>
+
+#include <time.h>
+
+#include "channel.h"
+#include "sim/cluster.h"
+
+namespace p2 {
+
+class Frontend {
+ public:
+  static constexpr int kDeadlockStatus = 3;
+
+  // Signals the simulator's main catches: `stop` ends run() at once (SIGTERM),
+  // `dump` prints every rank's state (p2run's timeout asks for it with SIGUSR1).
+  struct Flags {
+    volatile std::sig_atomic_t* stop = nullptr;
+    volatile std::sig_atomic_t* dump = nullptr;
+  };
+
+  Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& rank_node,
+           p2_clock_mode clock, Flags flags);
+
+  // Serves the ranks until every one is done (then runs the model's remaining
+  // activity to its end) and returns 0; kDeadlockStatus on a deadlock; or
+  // 128 + signal when stopped.
+  int run();
+
+  // Every rank's state, one line each (deadlock and timeout reports).
+  void print_ranks(std::ostream& out) const;
+  uint64_t now_ps() const;
+
+ private:
+  struct Request {
+    uint32_t op = 0, seq = 0;
+    uint64_t stamp = 0, a = 0, b = 0, c = 0;
+    std::vector<uint8_t> data;
+  };
+  struct Rank {
+    unsigned index = 0, node = 0;
+    p2_job_rank* channel = nullptr;
+    bool attached = false, reaped = false, done = false;
+    uint64_t done_at = 0;
+    pid_t pid = 0;
+    bool cpu_clock_ok = false;
+    clockid_t cpu_clock{};
+    std::deque<Request> queue;  // drained from the ring, not yet executed
+    uint64_t last_stamp = 0;    // stamps arrive nondecreasing
+    uint64_t answer_floor = 0;  // the rank's clock is at least this after an answer
+    bool waiting = false;       // `wait` executed and not yet answered
+    Request wait;
+  };
+  struct Key {
+    uint64_t time;
+    unsigned rank;
+    bool operator<(const Key& o) const { return time != o.time ? time < o.time : rank < o.rank; }
+  };
+  static constexpr uint64_t kNever = UINT64_MAX;
+
+  void poll_ranks();
+  bool blocked(const Rank& r) const;
+  bool running(const Rank& r) const { return !r.done && !blocked(r); }
+  uint64_t horizon(Rank& r) const;
+  Key min_running_horizon();
+  Rank* next_request();
+  bool all_done() const;
+
+  // Runs the model through every event at or before `last_ps`; returns false if
+  // it stopped early because a waiting rank got its answer.
+  bool advance_through(uint64_t last_ps);
+  void step_next_instant();
+  void settle();
+
+  void execute(Rank& r, Request& q);
+  void start_wait(Rank& r, Request& q);
+  bool wait_satisfied(Rank& r);
+  void answer(Rank& r, int32_t status, uint64_t value);
+  void on_chip_change(unsigned node);
+  void on_memory_write(unsigned node, uint64_t addr, uint32_t len);
+  uint64_t reg_addr(const Rank& r, uint64_t reg) const;
+  std::string describe_wait(const Rank& r) const;
+  void warn(const Rank& r, const std::string& what);
+
+  int deadlock();
+  void finish();
+
+  p2_job* job_;
+  Cluster& cluster_;
+  p2_clock_mode clock_;
+  Flags flags_;
+  std::vector<Rank> ranks_;
+  std::vector<std::vector<unsigned>> ranks_on_node_;
+  unsigned waiting_ = 0;        // ranks with an executed, unanswered request
+  bool answered_ = false;       // an answer was given in the current instant
+  uint64_t poll_detect_ps_ = 0;
+};
+
+}  // namespace p2

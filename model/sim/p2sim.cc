@@ -1,0 +1,232 @@
+// p2sim.cc - the simulator process of a virtual-cluster job. p2run starts it
+// with the job segment's name and the job's configuration; it loads the
+// parameters, topology, mapping and routing policy, creates the nodes' memory
+// arenas, builds the cluster and serves the ranks (frontend.h) until they are
+// all gone.
+//
+//   p2sim --job SHM_NAME --topology FILE [--map FILE] [--routing POLICY]
+//         [--params FILE] [--clock model|cpu] [--trace FILE] [--stats FILE]
+//   p2sim --list-params [--params FILE]
+//
+// Exit status: 0 every rank finished; 2 a bad flag or input file (the message
+// names it, "file:line: reason"); 3 a deadlock (every rank's wait printed);
+// 128 + signal when stopped.
+#include <climits>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <systemc>
+
+#include "arena.h"
+#include "channel.h"
+#include "sim/cluster.h"
+#include "sim/frontend.h"
+#include "sim/params.h"
+#include "topo/topology.h"
+
+namespace {
+
+constexpr int kConfigStatus = 2;
+
+volatile std::sig_atomic_t g_stop = 0;
+volatile std::sig_atomic_t g_dump = 0;
+void on_stop(int sig) { g_stop = sig; }
+void on_dump(int) { g_dump = 1; }
+
+struct Options {
+  std::string job, topology, map, routing = "ring-first", params, clock = "model", trace, stats;
+  bool list_params = false;
+};
+
+// Parses "--flag value" and "--flag=value". Returns an error message or "".
+std::string parse_options(int argc, char** argv, Options& o) {
+  struct Flag {
+    const char* name;
+    std::string* value;
+  };
+  const Flag flags[] = {{"--job", &o.job},         {"--topology", &o.topology},
+                        {"--map", &o.map},         {"--routing", &o.routing},
+                        {"--params", &o.params},   {"--clock", &o.clock},
+                        {"--trace", &o.trace},     {"--stats", &o.stats}};
+  for (int i = 1; i < argc; i++) {
+    std::string arg = argv[i];
+    if (arg == "--list-params") {
+      o.list_params = true;
+      continue;
+    }
+    std::string name = arg, value;
+    bool inline_value = false;
+    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inline_value = true;
+    }
+    const Flag* f = nullptr;
+    for (const Flag& c : flags)
+      if (name == c.name) f = &c;
+    if (!f) return "unknown flag '" + arg + "'";
+    if (!inline_value) {
+      if (i + 1 >= argc) return "flag '" + name + "' needs a value";
+      value = argv[++i];
+    }
+    *f->value = value;
+  }
+  if (o.clock != "model" && o.clock != "cpu")
+    return "--clock: '" + o.clock + "' is not 'model' or 'cpu'";
+  if (!o.list_params && o.job.empty()) return "--job is required (p2sim is started by p2run)";
+  if (!o.list_params && o.topology.empty()) return "--topology is required";
+  return "";
+}
+
+uint64_t ns_to_ps(double ns) { return static_cast<uint64_t>(std::llround(ns * 1000.0)); }
+
+// The job segment's end of the simulator's life: ranks and p2run stop waiting
+// for it, whichever way it exits.
+struct JobEnd {
+  p2_job* job = nullptr;
+  std::vector<std::string> arenas;
+  void end(int status) {
+    for (const std::string& a : arenas) shm_unlink(a.c_str());
+    arenas.clear();
+    if (!job) return;
+    p2_st_sc(&job->sim_verdict, status);
+    p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_ENDED));
+    p2_futex_wake(&job->sim_state, INT_MAX);
+    for (unsigned r = 0; r < job->nranks; r++) p2_futex_wake(&job->ranks[r].resp.seq, 1);
+  }
+};
+
+}  // namespace
+
+int sc_main(int argc, char** argv) {
+  sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
+  Options opt;
+  if (std::string err = parse_options(argc, argv, opt); !err.empty()) {
+    std::cerr << "p2sim: " << err << "\n";
+    return kConfigStatus;
+  }
+
+  p2::Params params;
+  if (opt.list_params) {
+    try {
+      if (!opt.params.empty()) p2::load_params_file(params, opt.params);
+    } catch (const p2::ConfigError& e) {
+      std::cerr << e.what() << "\n";
+      return kConfigStatus;
+    }
+    std::cout << p2::params_markdown(params);
+    return 0;
+  }
+
+  char err[256];
+  JobEnd job_end;
+  p2_job* job = p2_job_attach(opt.job.c_str(), err, sizeof err);
+  if (!job) {
+    std::cerr << "p2sim: " << err << "\n";
+    return kConfigStatus;
+  }
+  job_end.job = job;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  sa.sa_handler = on_dump;
+  sigaction(SIGUSR1, &sa, nullptr);
+
+  const unsigned nranks = job->nranks;
+  const p2_clock_mode clock = opt.clock == "cpu" ? P2_CLOCK_CPU : P2_CLOCK_MODEL;
+  std::unique_ptr<p2::Cluster> cluster;
+  std::vector<unsigned> rank_node;
+  std::ofstream stats;
+  try {
+    if (!opt.params.empty()) p2::load_params_file(params, opt.params);
+    p2::Topology topo = p2::load_topology(opt.topology, params);
+    p2::RoutingPolicy policy = p2::parse_routing_policy(opt.routing);
+    if (!opt.map.empty()) {
+      rank_node = p2::load_mapping(opt.map, nranks, topo.nodes);
+    } else {
+      if (nranks > topo.nodes)
+        throw p2::ConfigError(opt.topology, 0,
+                              std::to_string(nranks) + " ranks do not fit on the topology's " +
+                                  std::to_string(topo.nodes) + " nodes");
+      rank_node = p2::identity_mapping(nranks);
+    }
+    if (!opt.stats.empty()) {
+      stats.open(opt.stats);
+      if (!stats) throw p2::ConfigError("--stats", 0, "cannot write '" + opt.stats + "': " +
+                                                          std::strerror(errno));
+    }
+
+    // Arenas for the nodes that run a rank; the cluster maps anonymous memory
+    // for the others.
+    std::vector<p2::NodeMemory> memory(topo.nodes);
+    const uint64_t host_bytes = static_cast<uint64_t>(params.host_memory_bytes);
+    const uint64_t gpu_bytes = static_cast<uint64_t>(params.gpu_memory_bytes);
+    for (unsigned r = 0; r < nranks; r++) {
+      unsigned n = rank_node[r];
+      p2_arena host{}, gpu{};
+      for (p2_arena_kind kind : {P2_ARENA_HOST, P2_ARENA_GPU}) {
+        p2_arena& a = kind == P2_ARENA_HOST ? host : gpu;
+        uint64_t size = kind == P2_ARENA_HOST ? host_bytes : gpu_bytes;
+        if (p2_arena_create(job->name, n, kind, size, &a, err, sizeof err) != 0) {
+          std::cerr << "p2sim: " << err << "\n";
+          job_end.end(kConfigStatus);
+          return kConfigStatus;
+        }
+        char name[128];
+        p2_arena_name(job->name, n, kind, name, sizeof name);
+        job_end.arenas.push_back(name);
+      }
+      memory[n] = p2::NodeMemory{host.base, host.size, gpu.base, gpu.size};
+    }
+
+    cluster = std::make_unique<p2::Cluster>(topo, params, policy, memory);
+    if (!opt.trace.empty()) cluster->enable_trace(opt.trace);
+  } catch (const p2::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    job_end.end(kConfigStatus);
+    return kConfigStatus;
+  }
+
+  // Tell the ranks where they run and what their calls cost, then open the doors.
+  job->nnodes = cluster->nodes();
+  for (unsigned r = 0; r < nranks; r++) job->rank_node[r] = rank_node[r];
+  job->host_bytes = static_cast<uint64_t>(params.host_memory_bytes);
+  job->gpu_bytes = static_cast<uint64_t>(params.gpu_memory_bytes);
+  job->lib_call_ps = ns_to_ps(params.lib_call_ns);
+  job->cpu_mmio_write_ps = ns_to_ps(params.cpu_mmio_write_ns);
+  job->pio_store_ps = ns_to_ps(params.pio_store_ns);
+  job->poll_detect_ps = ns_to_ps(params.poll_detect_ns);
+  job->pio_store_bytes = static_cast<uint64_t>(params.pio_store_bytes);
+  p2_st_sc(&job->sim_pid, static_cast<int32_t>(getpid()));
+  p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_READY));
+  p2_futex_wake(&job->sim_state, INT_MAX);
+
+  p2::Frontend frontend(job, *cluster, rank_node, clock, {&g_stop, &g_dump});
+  int status = frontend.run();
+  if (status == 0) {
+    if (stats.is_open()) {
+      cluster->write_stats_json(stats);
+      stats.close();
+      if (!stats) std::cerr << "p2sim: --stats: writing '" << opt.stats << "' failed\n";
+    }
+  }
+  cluster->finish_trace();
+  job_end.end(status);
+  std::cout.flush();
+  std::cerr.flush();
+  // The cluster's SystemC modules are not torn down one by one: the process
+  // ends here, and the kernel frees its memory.
+  _exit(status);
+}

@@ -1,0 +1,51 @@
+// timed_queue.h - items that become due at nondecreasing times, with the
+// SystemC event that fires when the head is due. Units use one per pipeline
+// (a link's arrivals, a host's write buffer, a router output), so there is one
+// pending event per pipeline, never one per item.
+#pragma once
+
+#include <cassert>
+#include <deque>
+#include <utility>
+
+#include <systemc>
+
+namespace p2 {
+
+template <typename T>
+class TimedQueue {
+ public:
+  TimedQueue() = default;
+
+  // `due` must not be earlier than the last pushed item's.
+  void push(sc_core::sc_time due, T item) {
+    assert(items_.empty() || due >= items_.back().first);
+    bool was_empty = items_.empty();
+    items_.emplace_back(due, std::move(item));
+    if (was_empty) arm();
+  }
+  bool head_due() const {
+    return !items_.empty() && items_.front().first <= sc_core::sc_time_stamp();
+  }
+  T pop() {
+    T item = std::move(items_.front().second);
+    items_.pop_front();
+    if (!items_.empty()) arm();
+    return item;
+  }
+  bool empty() const { return items_.empty(); }
+  size_t size() const { return items_.size(); }
+  sc_core::sc_time last_due() const { return items_.back().first; }
+  const sc_core::sc_event& event() const { return event_; }
+
+ private:
+  void arm() {
+    sc_core::sc_time now = sc_core::sc_time_stamp();
+    sc_core::sc_time due = items_.front().first;
+    event_.notify(due > now ? due - now : sc_core::SC_ZERO_TIME);
+  }
+  std::deque<std::pair<sc_core::sc_time, T>> items_;
+  sc_core::sc_event event_;
+};
+
+}  // namespace p2

@@ -1,0 +1,27 @@
+// trace.h - every TLP put on a wire, as Chrome-trace / Perfetto JSON
+// ("X" events: one track per transmitting port, grouped by node).
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "pcie/link.h"
+
+namespace p2 {
+
+struct TraceWriter : TlpObserver {
+  explicit TraceWriter(const std::string& path);  // throws ConfigError if it cannot write
+  ~TraceWriter() override;
+  void on_tlp_sent(const LinkPort& from, const Tlp& tlp, sc_core::sc_time start,
+                   sc_core::sc_time end) override;
+  void close();
+
+ private:
+  int track(const LinkPort& port);
+  std::FILE* out_ = nullptr;
+  std::map<const LinkPort*, int> tracks_;
+  bool first_ = true;
+};
+
+}  // namespace p2

@@ -1,0 +1,425 @@
+// topology.cc - topology files, the torus/ring generators and the checks that
+// keep a cabling physically possible (one RC and one EP per link, one cable
+// per port, every node reachable). Format: topologies/README.md.
+#include "topo/topology.h"
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <queue>
+#include <sstream>
+#include <string_view>
+
+namespace p2 {
+
+namespace {
+
+constexpr const char* kPortNames[P2_PORT_COUNT] = {"N", "E", "W", "S"};
+
+// Our own text for a LinkEndKind: topology must not depend on link.cc being
+// linked in just to print an error.
+const char* kind_text(LinkEndKind k) {
+  return k == LinkEndKind::RootComplex ? "Root Complex" : "Endpoint";
+}
+
+std::string format_double(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+
+// Sets or replaces one override, so a later `set` wins over the default and
+// each name appears once.
+void put_override(Overrides& ov, const std::string& name, const std::string& value) {
+  for (auto& [n, v] : ov)
+    if (n == name) {
+      v = value;
+      return;
+    }
+  ov.emplace_back(name, value);
+}
+
+// Builds a Topology step by step, checking each step; shared by the file
+// parser and the generators so both obey the same rules and messages.
+class Builder {
+ public:
+  Builder(std::string file, const Params& base) : file_(std::move(file)), base_(base) {
+    topo_.file = file_;
+  }
+
+  [[noreturn]] void fail(int line, const std::string& reason) const {
+    throw ConfigError(file_, line, reason);
+  }
+
+  bool has_nodes() const { return nodes_line_ >= 0; }
+  unsigned nodes() const { return topo_.nodes; }
+  void set_name(const std::string& name) { topo_.name = name; }
+
+  void set_nodes(unsigned n, int line, const char* what) {
+    if (has_nodes()) fail(line, std::string(what) + ": the node count is already set on line " +
+                                    std::to_string(nodes_line_));
+    if (n < 1 || n > P2_MAX_NODES)
+      fail(line, "node count " + std::to_string(n) + " out of range (1.." +
+                     std::to_string(P2_MAX_NODES) + ")");
+    topo_.nodes = n;
+    nodes_line_ = line;
+    used_line_.assign(n, {});
+    sport_.assign(n, std::nullopt);
+    sport_line_.assign(n, 0);
+    topo_.port_kind.assign(n, {LinkEndKind::Endpoint, LinkEndKind::Endpoint,
+                               LinkEndKind::RootComplex, LinkEndKind::Endpoint});
+  }
+
+  void require_nodes(int line, const char* what) const {
+    if (!has_nodes())
+      fail(line, std::string("'") + what + "' before the node count: give 'nodes N' or a generator first");
+  }
+
+  void check_node(unsigned node, int line) const {
+    if (node >= topo_.nodes)
+      fail(line, "node " + std::to_string(node) + " out of range (nodes 0.." +
+                     std::to_string(topo_.nodes - 1) + ")");
+  }
+
+  void set_sport(unsigned node, LinkEndKind kind, int line) {
+    require_nodes(line, "sport");
+    check_node(node, line);
+    if (sport_[node])
+      fail(line, "sport for node " + std::to_string(node) + " is already set on line " +
+                     std::to_string(sport_line_[node]));
+    if (auto used = used_line_[node][P2_PORT_S])
+      fail(line, "sport for node " + std::to_string(node) + " comes after its S port was cabled on line " +
+                     std::to_string(*used) + "; put 'sport' before the link");
+    sport_[node] = kind;
+    sport_line_[node] = line;
+    topo_.port_kind[node][P2_PORT_S] = kind;
+  }
+
+  // Validates name=value overrides against the LINK scope; the values are kept
+  // as text so link_params can apply them to any later base.
+  void check_overrides(const Overrides& ov, int line) const {
+    Params scratch = base_;
+    for (const auto& [name, value] : ov) set_param(scratch, name, value, file_, line, {ParamScope::Link});
+  }
+
+  void add_link(PortRef a, PortRef b, Overrides ov, int line) {
+    require_nodes(line, "link");
+    check_node(a.node, line);
+    check_node(b.node, line);
+    for (const PortRef& p : {a, b}) {
+      if (p.port == P2_PORT_N)
+        fail(line, "port " + port_ref_name(p) + " is the host port and cannot be cabled (use E, W or S)");
+    }
+    if (a.node == b.node) fail(line, "link from node " + std::to_string(a.node) + " to itself");
+    for (const PortRef& p : {a, b}) {
+      if (auto used = used_line_[p.node][p.port])
+        fail(line, "port " + port_ref_name(p) + " is already cabled on line " + std::to_string(*used));
+    }
+    std::optional<LinkEndKind> ka = fixed_kind(a), kb = fixed_kind(b);
+    if (!ka && !kb) {
+      // Two S ports with no sport: the lower-numbered node is the RC.
+      ka = a.node < b.node ? LinkEndKind::RootComplex : LinkEndKind::Endpoint;
+    }
+    if (!ka) ka = opposite(*kb);
+    if (!kb) kb = opposite(*ka);
+    if (*ka == *kb)
+      fail(line, "link " + port_ref_name(a) + " - " + port_ref_name(b) + " joins two " + kind_text(*ka) +
+                     " ports; a link needs one Root Complex and one Endpoint");
+    check_overrides(ov, line);
+    topo_.port_kind[a.node][a.port] = *ka;
+    topo_.port_kind[b.node][b.port] = *kb;
+    used_line_[a.node][a.port] = line;
+    used_line_[b.node][b.port] = line;
+    TopoLink l;
+    l.a = *ka == LinkEndKind::RootComplex ? a : b;
+    l.b = *ka == LinkEndKind::RootComplex ? b : a;
+    l.overrides = std::move(ov);
+    l.line = line;
+    topo_.links.push_back(std::move(l));
+  }
+
+  // Every generated link gets `ov` (cable_m and anything the file added).
+  void torus(unsigned rows, unsigned cols, const Overrides& ov, int line) {
+    if (rows != 1 && rows != 2)
+      fail(line, "torus rows must be 1 or 2 (PEACH2 has one S port), not " + std::to_string(rows));
+    if (cols < 1) fail(line, "torus needs at least 1 column");
+    unsigned n = rows * cols;
+    const std::string what = rows == 1 ? "ring " + std::to_string(cols)
+                                       : "torus " + std::to_string(rows) + "x" + std::to_string(cols);
+    if (cols > P2_MAX_NODES || n > P2_MAX_NODES)
+      fail(line, what + " has more than " + std::to_string(P2_MAX_NODES) + " nodes");
+    if (!has_nodes())
+      set_nodes(n, line, "torus");
+    else if (topo_.nodes != n)
+      fail(line, what + " has " + std::to_string(n) + " nodes but 'nodes' on line " +
+                     std::to_string(nodes_line_) + " says " + std::to_string(topo_.nodes));
+    check_overrides(ov, line);
+    for (unsigned r = 0; r < rows; ++r)
+      for (unsigned c = 0; c < cols && cols > 1; ++c)
+        add_link({r * cols + c, P2_PORT_E}, {r * cols + (c + 1) % cols, P2_PORT_W}, ov, line);
+    // Row 0 first so that, with no sport given, its S ports become the RCs.
+    if (rows == 2)
+      for (unsigned c = 0; c < cols; ++c) add_link({c, P2_PORT_S}, {cols + c, P2_PORT_S}, ov, line);
+  }
+
+  void set_overrides(const PortRef& p, const Overrides& ov, int line) {
+    require_nodes(line, "set");
+    check_node(p.node, line);
+    TopoLink* l = nullptr;
+    for (TopoLink& x : topo_.links)
+      if (x.a == p || x.b == p) l = &x;
+    if (!l) fail(line, "'set' on port " + port_ref_name(p) + ", which is not cabled");
+    check_overrides(ov, line);
+    for (const auto& [name, value] : ov) put_override(l->overrides, name, value);
+  }
+
+  Topology finish() {
+    if (!has_nodes()) fail(0, "no node count: give 'nodes N' or a generator ('torus R C', 'ring N')");
+    for (unsigned v = 1; v < topo_.nodes; ++v)
+      if (topo_.hop_distance(0, v) == kUnreachable)
+        fail(0, "node " + std::to_string(v) + " is not connected to node 0");
+    return std::move(topo_);
+  }
+
+  static constexpr unsigned kUnreachable = ~0u;
+
+ private:
+  std::optional<LinkEndKind> fixed_kind(const PortRef& p) const {
+    switch (p.port) {
+      case P2_PORT_E: return LinkEndKind::Endpoint;
+      case P2_PORT_W: return LinkEndKind::RootComplex;
+      case P2_PORT_S: return sport_[p.node];
+      default: return LinkEndKind::Endpoint;
+    }
+  }
+  static LinkEndKind opposite(LinkEndKind k) {
+    return k == LinkEndKind::RootComplex ? LinkEndKind::Endpoint : LinkEndKind::RootComplex;
+  }
+
+  std::string file_;
+  const Params& base_;
+  Topology topo_;
+  int nodes_line_ = -1;
+  std::vector<std::array<std::optional<int>, P2_PORT_COUNT>> used_line_;  // line that cabled each port
+  std::vector<std::optional<LinkEndKind>> sport_;
+  std::vector<int> sport_line_;
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string> split_words(std::string_view s) {
+  std::vector<std::string> words;
+  std::istringstream in{std::string(s)};
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// Strict decimal: no sign, no spaces, no trailing junk.
+std::optional<unsigned> to_unsigned(std::string_view s) {
+  if (s.empty() || s.size() > 9) return std::nullopt;
+  unsigned v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + unsigned(c - '0');
+  }
+  return v;
+}
+
+class Parser {
+ public:
+  Parser(const std::string& file, const Params& base) : b_(file, base) {}
+
+  Topology run(const std::string& text) {
+    std::istringstream in(text);
+    std::string raw;
+    while (std::getline(in, raw)) {
+      ++line_;
+      std::string_view s(raw);
+      if (auto hash = s.find('#'); hash != std::string_view::npos) s = s.substr(0, hash);
+      s = trim(s);
+      if (s.empty()) continue;
+      directive(s);
+    }
+    return b_.finish();
+  }
+
+ private:
+  void directive(std::string_view s) {
+    std::vector<std::string> w = split_words(s);
+    const std::string& d = w[0];
+    if (d == "name") {
+      std::string_view rest = trim(s.substr(4));
+      if (rest.empty()) fail("'name' needs a text");
+      if (name_line_) fail("name is already given on line " + std::to_string(name_line_));
+      name_line_ = line_;
+      b_.set_name(std::string(rest));
+    } else if (d == "nodes") {
+      arity(w, 2, "nodes N");
+      b_.set_nodes(number(w[1], "the node count"), line_, "nodes");
+    } else if (d == "torus") {
+      if (w.size() < 3) fail("expected 'torus R C [name=value ...]'");
+      b_.torus(number(w[1], "torus rows"), number(w[2], "torus columns"), cable_overrides(w, 3), line_);
+    } else if (d == "ring") {
+      if (w.size() < 2) fail("expected 'ring N [name=value ...]'");
+      b_.torus(1, number(w[1], "the ring size"), cable_overrides(w, 2), line_);
+    } else if (d == "sport") {
+      arity(w, 3, "sport NODE rc|ep");
+      unsigned node = number(w[1], "a node");
+      LinkEndKind k;
+      if (w[2] == "rc")
+        k = LinkEndKind::RootComplex;
+      else if (w[2] == "ep")
+        k = LinkEndKind::Endpoint;
+      else
+        fail("sport mode must be 'rc' or 'ep', not '" + w[2] + "'");
+      b_.set_sport(node, k, line_);
+    } else if (d == "link") {
+      if (w.size() < 3) fail("expected 'link A.P B.Q [name=value ...]'");
+      b_.require_nodes(line_, "link");
+      PortRef a = port(w[1]), p = port(w[2]);
+      b_.add_link(a, p, cable_overrides(w, 3), line_);
+    } else if (d == "set") {
+      if (w.size() < 3) fail("expected 'set A.P name=value ...'");
+      b_.require_nodes(line_, "set");
+      PortRef p = port(w[1]);
+      b_.set_overrides(p, overrides(w, 2), line_);
+    } else {
+      fail("unknown directive '" + d + "' (name, nodes, torus, ring, sport, link, set)");
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& reason) const { b_.fail(line_, reason); }
+
+  void arity(const std::vector<std::string>& w, size_t n, const char* form) const {
+    if (w.size() != n) fail(std::string("expected '") + form + "'");
+  }
+
+  unsigned number(const std::string& s, const char* what) const {
+    auto v = to_unsigned(s);
+    if (!v) fail("bad number '" + s + "' for " + what);
+    return *v;
+  }
+
+  PortRef port(const std::string& s) const {
+    auto dot = s.find('.');
+    if (dot == std::string::npos) fail("expected a port as NODE.PORT (e.g. 3.E), got '" + s + "'");
+    PortRef p;
+    p.node = number(s.substr(0, dot), "a node");
+    std::string name = s.substr(dot + 1);
+    bool found = false;
+    for (int i = 0; i < P2_PORT_COUNT; ++i)
+      if (name == kPortNames[i]) {
+        p.port = p2_port(i);
+        found = true;
+      }
+    if (!found) fail("unknown port '" + name + "' in '" + s + "' (N, E, W or S)");
+    b_.check_node(p.node, line_);
+    return p;
+  }
+
+  Overrides overrides(const std::vector<std::string>& w, size_t from) const {
+    Overrides ov;
+    for (size_t i = from; i < w.size(); ++i) {
+      auto eq = w[i].find('=');
+      if (eq == std::string::npos || eq == 0) fail("expected name=value, got '" + w[i] + "'");
+      put_override(ov, w[i].substr(0, eq), w[i].substr(eq + 1));
+    }
+    return ov;
+  }
+
+  // Cables default to 1 m unless the line says otherwise.
+  Overrides cable_overrides(const std::vector<std::string>& w, size_t from) const {
+    Overrides given = overrides(w, from);
+    Overrides ov = {{"cable_m", "1"}};
+    for (const auto& [n, v] : given) put_override(ov, n, v);
+    return ov;
+  }
+
+  Builder b_;
+  int line_ = 0;
+  int name_line_ = 0;
+};
+
+}  // namespace
+
+std::string port_ref_name(const PortRef& p) {
+  const char* port = unsigned(p.port) < P2_PORT_COUNT ? kPortNames[p.port] : "?";
+  return std::to_string(p.node) + "." + port;
+}
+
+const TopoLink* Topology::link_at(const PortRef& p) const {
+  for (const TopoLink& l : links)
+    if (l.a == p || l.b == p) return &l;
+  return nullptr;
+}
+
+Params Topology::link_params(const TopoLink& l, const Params& base) const {
+  Params p = base;
+  for (const auto& [name, value] : l.overrides)
+    set_param(p, name, value, file.empty() ? "topology '" + this->name + "'" : file, l.line,
+              {ParamScope::Link});
+  return p;
+}
+
+unsigned Topology::hop_distance(unsigned from, unsigned to) const {
+  if (from >= nodes || to >= nodes) return Builder::kUnreachable;
+  std::vector<unsigned> dist(nodes, Builder::kUnreachable);
+  std::queue<unsigned> q;
+  dist[from] = 0;
+  q.push(from);
+  while (!q.empty()) {
+    unsigned u = q.front();
+    q.pop();
+    if (u == to) return dist[u];
+    for (const TopoLink& l : links) {
+      unsigned v;
+      if (l.a.node == u)
+        v = l.b.node;
+      else if (l.b.node == u)
+        v = l.a.node;
+      else
+        continue;
+      if (dist[v] == Builder::kUnreachable) {
+        dist[v] = dist[u] + 1;
+        q.push(v);
+      }
+    }
+  }
+  return dist[to];
+}
+
+Topology make_torus(unsigned rows, unsigned cols, double cable_m) {
+  Params base;
+  Builder b("make_torus", base);
+  b.set_name("torus " + std::to_string(rows) + "x" + std::to_string(cols));
+  b.torus(rows, cols, {{"cable_m", format_double(cable_m)}}, 0);
+  Topology t = b.finish();
+  t.file.clear();
+  return t;
+}
+
+Topology make_ring(unsigned nodes, double cable_m) {
+  Topology t = make_torus(1, nodes, cable_m);
+  t.name = "ring " + std::to_string(nodes);
+  return t;
+}
+
+Topology parse_topology(const std::string& text, const std::string& file, const Params& base) {
+  return Parser(file, base).run(text);
+}
+
+Topology load_topology(const std::string& path, const Params& base) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, 0, "cannot open topology file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_topology(text.str(), path, base);
+}
+
+}  // namespace p2

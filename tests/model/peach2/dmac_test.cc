@@ -1,0 +1,243 @@
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "harness.h"
+#include "peach2/registers.h"
+
+namespace p2::test {
+namespace {
+
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+
+constexpr uint64_t kDescArea = 0x1000;
+constexpr uint64_t kSrcArea = 0x100000;
+constexpr uint64_t kDstArea = 0x4000000;
+
+// Descriptors moving `len` bytes each from node 0 to `dst_node`, chained at kDescArea.
+std::vector<p2_desc> make_chain(Driver& d, unsigned n, uint32_t len, unsigned dst_node, uint64_t dst_base,
+                                unsigned seed) {
+  std::vector<p2_desc> descs;
+  for (unsigned i = 0; i < n; ++i) {
+    uint64_t src = host_addr(0, kSrcArea + i * 0x40000);
+    fill_pattern(d.mem(src, len), len, seed + i);
+    descs.push_back(desc(src, host_addr(dst_node, dst_base + i * 0x40000), len, 0,
+                         i + 1 < n ? host_addr(0, kDescArea + (i + 1) * P2_DESC_SIZE) : 0));
+  }
+  return descs;
+}
+
+void expect_landed(Driver& d, unsigned n, uint32_t len, unsigned dst_node, uint64_t dst_base, unsigned seed) {
+  for (unsigned i = 0; i < n; ++i) {
+    std::vector<uint8_t> expect(len);
+    fill_pattern(expect.data(), len, seed + i);
+    EXPECT_EQ(0, std::memcmp(d.mem(host_addr(dst_node, dst_base + i * 0x40000), len), expect.data(), len))
+        << "descriptor " << i;
+  }
+}
+
+uint64_t chain_bytes(const std::vector<p2_desc>& descs) {
+  uint64_t total = 0;
+  for (const p2_desc& x : descs)
+    total += uint64_t(x.length) * ((x.flags & P2_DESC_BLOCK_STRIDE) ? x.block_count : 1);
+  return total;
+}
+
+// Runs a chain from memory (chain mode) and returns when the data has landed.
+sc_time run_fetched(Driver& d, const std::vector<p2_desc>& descs, uint64_t bytes_before) {
+  for (size_t i = 0; i < descs.size(); ++i) d.put_desc(host_addr(0, kDescArea + i * P2_DESC_SIZE), descs[i]);
+  uint64_t runs = d.peek(0, P2_REG_DMA(0, P2_DMA_RUNS));
+  sc_time t0 = sc_time_stamp();
+  d.start_chain(0, 0, host_addr(0, kDescArea));
+  EXPECT_EQ(d.wait_channel(0, 0, runs), P2_DMA_IDLE);
+  uint64_t total = bytes_before + chain_bytes(descs);
+  d.wait_until([&] { return d.cluster().host(1).stats().write_bytes >= total; });
+  return sc_time_stamp() - t0;
+}
+
+sc_time run_registers(Driver& d, const std::vector<p2_desc>& descs, uint64_t bytes_before) {
+  d.load_registers(0, 1, descs);
+  uint64_t runs = d.peek(0, P2_REG_DMA(1, P2_DMA_RUNS));
+  sc_time t0 = sc_time_stamp();
+  d.mmio(0, P2_REG_DMA(1, P2_DMA_START), P2_DMA_START_REGISTERS);
+  EXPECT_EQ(d.wait_channel(0, 1, runs), P2_DMA_IDLE);
+  uint64_t total = bytes_before + chain_bytes(descs);
+  d.wait_until([&] { return d.cluster().host(1).stats().write_bytes >= total; });
+  return sc_time_stamp() - t0;
+}
+
+TEST(Dmac, ChainRunsInOrderAndMovesTheBytes) {
+  with_cluster(make_torus(2, 8), Params{}, [](Driver& d) {
+    auto descs = make_chain(d, 5, 1000, 1, kDstArea, 1);
+    run_fetched(d, descs, 0);
+    expect_landed(d, 5, 1000, 1, kDstArea, 1);
+    EXPECT_EQ(d.peek(0, P2_REG_DMA(0, P2_DMA_DONE)), 5u);
+    EXPECT_EQ(d.cluster().chip(0).dmac().stats().descriptor_fetches, 5u);
+  });
+}
+
+TEST(Dmac, ChainOrderIsVisibleInOverlappingDestinations) {
+  // Three descriptors write the same destination; the last one must win.
+  with_cluster(make_ring(2), Params{}, [](Driver& d) {
+    auto descs = make_chain(d, 3, 4096, 1, kDstArea, 7);
+    for (auto& x : descs) x.dst = host_addr(1, kDstArea);
+    run_fetched(d, descs, 0);
+    std::vector<uint8_t> expect(4096);
+    fill_pattern(expect.data(), expect.size(), 7 + 2);
+    EXPECT_EQ(0, std::memcmp(d.mem(host_addr(1, kDstArea), 4096), expect.data(), 4096));
+  });
+}
+
+TEST(Dmac, LargeUnalignedTransfer) {
+  with_cluster(make_torus(2, 8), Params{}, [](Driver& d) {
+    auto descs = make_chain(d, 2, 123457, 1, kDstArea + 3, 3);
+    for (auto& x : descs) x.src += 5;
+    fill_pattern(d.mem(descs[0].src, 123457), 123457, 3);
+    fill_pattern(d.mem(descs[1].src, 123457), 123457, 4);
+    run_fetched(d, descs, 0);
+    expect_landed(d, 2, 123457, 1, kDstArea + 3, 3);
+  });
+}
+
+TEST(Dmac, RegisterModeTakesFewerCyclesThanFetchedDescriptors) {
+  with_cluster(make_torus(2, 8), Params{}, [](Driver& d) {
+    auto descs = make_chain(d, 4, 64, 1, kDstArea, 11);
+    sc_time fetched = run_fetched(d, descs, 0);
+    uint64_t fetches = d.cluster().chip(0).dmac().stats().descriptor_fetches;
+    auto again = make_chain(d, 4, 64, 1, kDstArea + 0x1000, 21);
+    sc_time registers = run_registers(d, again, 4 * 64);
+    expect_landed(d, 4, 64, 1, kDstArea + 0x1000, 21);
+    EXPECT_EQ(d.cluster().chip(0).dmac().stats().descriptor_fetches, fetches) << "register mode fetched";
+    EXPECT_LT(registers, fetched);
+    // Each fetched descriptor costs at least one host read round trip.
+    EXPECT_GT((fetched - registers).to_seconds(), 4 * d.cluster().params().host_read_latency_ns * 1e-9);
+  });
+}
+
+TEST(Dmac, BlockStrideMovesExactlyTheBlocks) {
+  with_cluster(make_ring(2), Params{}, [](Driver& d) {
+    const uint32_t width = 100, count = 7;
+    const uint64_t src_pitch = 256, dst_pitch = 160;
+    uint64_t src = host_addr(0, kSrcArea), dst = host_addr(1, kDstArea);
+    fill_pattern(d.mem(src, src_pitch * count), src_pitch * count, 5);
+    std::memset(d.mem(dst, dst_pitch * count), 0xEE, dst_pitch * count);
+    p2_desc x = desc(src, dst, width, P2_DESC_BLOCK_STRIDE);
+    x.block_count = count;
+    x.src_stride = src_pitch;
+    x.dst_stride = dst_pitch;
+    run_fetched(d, {x}, 0);
+    const uint8_t* s = d.mem(src, src_pitch * count);
+    const uint8_t* t = d.mem(dst, dst_pitch * count);
+    for (uint32_t k = 0; k < count; ++k) {
+      EXPECT_EQ(0, std::memcmp(t + k * dst_pitch, s + k * src_pitch, width)) << "block " << k;
+      for (uint64_t g = width; g < dst_pitch; ++g) ASSERT_EQ(t[k * dst_pitch + g], 0xEE) << "gap of block " << k;
+    }
+    EXPECT_EQ(d.cluster().host(1).stats().write_bytes, uint64_t(width) * count);
+  });
+}
+
+TEST(Dmac, NotificationsArriveWithSlotAndTag) {
+  with_cluster(make_torus(2, 8), Params{}, [](Driver& d) {
+    p2_desc x = desc(host_addr(0, kSrcArea), host_addr(9, kDstArea), 512, P2_DESC_NOTIFY | P2_DESC_NOTIFY_SELF);
+    x.wait_slot = 3;
+    x.wait_tag = 0x100;
+    fill_pattern(d.mem(x.src, 512), 512, 9);
+    d.put_desc(host_addr(0, kDescArea), x);
+    d.start_chain(0, 0, host_addr(0, kDescArea));
+    Peach2& dst = d.cluster().chip(9);
+    d.wait_until([&] { return dst.notify_pending(3, 0x100) == 1; });
+    // The data is there before the notification that follows it.
+    EXPECT_EQ(0, std::memcmp(d.mem(x.dst, 512), d.mem(x.src, 512), 512));
+    EXPECT_EQ(dst.notify_pending(3, 0x101), 0u);
+    EXPECT_EQ(dst.notify_pending(4, 0x100), 0u);
+    d.wait_until([&] { return d.cluster().chip(0).notify_pending(3, 0x100) == 1; });
+    EXPECT_TRUE(dst.notify_consume(3, 0x100));
+    EXPECT_FALSE(dst.notify_consume(3, 0x100));
+    EXPECT_EQ(d.cluster().chip(5).notify_pending(3, 0x100), 0u);
+  });
+}
+
+TEST(Dmac, NotificationRegistersSelectPendingConsume) {
+  with_cluster(make_ring(2), Params{}, [](Driver& d) {
+    p2_desc x = desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 8, P2_DESC_NOTIFY);
+    x.wait_slot = 63;
+    x.wait_tag = 0xffff;
+    d.put_desc(host_addr(0, kDescArea), x);
+    d.start_chain(0, 0, host_addr(0, kDescArea));
+    d.wait_until([&] { return d.cluster().chip(1).notify_pending(63, 0xffff) == 1; });
+    d.mmio(1, P2_REG_NOTIFY_SELECT, p2_notify_word(63, 0xffff));
+    d.wait_until([&] { return d.peek(1, P2_REG_NOTIFY_SELECT) == p2_notify_word(63, 0xffff); });
+    EXPECT_EQ(d.peek(1, P2_REG_NOTIFY_PENDING), 1u);
+    d.mmio(1, P2_REG_NOTIFY_CONSUME, p2_notify_word(63, 0xffff));
+    d.wait_until([&] { return d.peek(1, P2_REG_NOTIFY_PENDING) == 0; });
+  });
+}
+
+struct BadCase {
+  const char* name;
+  p2_desc d;
+  p2_error expect;
+};
+
+TEST(Dmac, InvalidAddressesReportErrors) {
+  with_cluster(make_ring(4), Params{}, [](Driver& d) {
+    const uint64_t ok_src = host_addr(0, kSrcArea), ok_dst = host_addr(1, kDstArea);
+    p2_desc bad_notify = desc(ok_src, ok_dst, 8, P2_DESC_NOTIFY);
+    bad_notify.wait_slot = P2_NOTIFY_SLOTS;
+    p2_desc zero_blocks = desc(ok_src, ok_dst, 8, P2_DESC_BLOCK_STRIDE);
+    zero_blocks.block_count = 0;
+    std::vector<BadCase> cases = {
+        {"src in a hole", desc(p2_node_base(0) + 0x900000000ull, ok_dst, 8), P2_ERR_SRC_UNMAPPED},
+        {"src on another node", desc(host_addr(2, 0), ok_dst, 8), P2_ERR_SRC_REMOTE},
+        {"dst beyond the nodes", desc(ok_src, host_addr(7, 0), 8), P2_ERR_DST_UNMAPPED},
+        {"dst in registers", desc(ok_src, p2_node_base(1) + P2_REGS_OFFSET, 8), P2_ERR_DST_UNMAPPED},
+        {"src past host memory", desc(host_addr(0, (1ull << 34) - 4), ok_dst, 8), P2_ERR_SRC_UNMAPPED},
+        {"src past the arena", desc(host_addr(0, d.cluster().params().host_memory_bytes), ok_dst, 8),
+         P2_ERR_UNSUPPORTED},
+        {"zero length", desc(ok_src, ok_dst, 0), P2_ERR_BAD_DESC},
+        {"unknown flag", desc(ok_src, ok_dst, 8, 1u << 9), P2_ERR_BAD_DESC},
+        {"slot out of range", bad_notify, P2_ERR_BAD_NOTIFY},
+        {"zero blocks", zero_blocks, P2_ERR_BAD_DESC},
+    };
+    for (const BadCase& c : cases) {
+      d.put_desc(host_addr(0, kDescArea), c.d);
+      uint64_t runs = d.peek(0, P2_REG_DMA(0, P2_DMA_RUNS));
+      d.start_chain(0, 0, host_addr(0, kDescArea));
+      EXPECT_EQ(d.wait_channel(0, 0, runs), P2_DMA_FAILED) << c.name;
+      EXPECT_EQ(d.peek(0, P2_REG_DMA(0, P2_DMA_ERROR)), uint64_t(c.expect)) << c.name;
+    }
+    // A chain pointer outside memory fails the fetch.
+    uint64_t runs = d.peek(0, P2_REG_DMA(0, P2_DMA_RUNS));
+    d.start_chain(0, 0, host_addr(1, kDescArea));
+    EXPECT_EQ(d.wait_channel(0, 0, runs), P2_DMA_FAILED);
+    EXPECT_EQ(d.peek(0, P2_REG_DMA(0, P2_DMA_ERROR)), uint64_t(P2_ERR_DESC_FETCH));
+    // Register mode with no descriptors.
+    d.mmio(0, P2_REG_DMA(2, P2_DMA_REG_COUNT), 0);
+    d.mmio(0, P2_REG_DMA(2, P2_DMA_START), P2_DMA_START_REGISTERS);
+    EXPECT_EQ(d.wait_channel(0, 2, 0), P2_DMA_FAILED);
+    EXPECT_EQ(d.peek(0, P2_REG_DMA(2, P2_DMA_ERROR)), uint64_t(P2_ERR_REG_COUNT));
+    // Nothing was written anywhere, and the channel still works afterwards.
+    EXPECT_EQ(d.cluster().host(1).stats().write_bytes, 0u);
+    p2_desc good = desc(ok_src, ok_dst, 64);
+    run_fetched(d, {good}, 0);
+  });
+}
+
+TEST(Dmac, GpuMemoryIsASourceAndADestination) {
+  with_cluster(make_ring(2), Params{}, [](Driver& d) {
+    Host& h0 = d.cluster().host(0);
+    Host& h1 = d.cluster().host(1);
+    uint8_t* src = h0.translate(gpu_addr(0, 0x1000), 4096);
+    ASSERT_NE(src, nullptr);
+    fill_pattern(src, 4096, 17);
+    d.put_desc(host_addr(0, kDescArea), desc(gpu_addr(0, 0x1000), gpu_addr(1, 0x2000), 4096));
+    d.start_chain(0, 0, host_addr(0, kDescArea));
+    EXPECT_EQ(d.wait_channel(0, 0, 0), P2_DMA_IDLE);
+    d.wait_until([&] { return h1.stats().write_bytes == 4096; });
+    EXPECT_EQ(0, std::memcmp(h1.translate(gpu_addr(1, 0x2000), 4096), src, 4096));
+  });
+}
+
+}  // namespace
+}  // namespace p2::test
