@@ -1,0 +1,42 @@
+/*
+ * p2.h - the project's own calls beside the TCA API: the rank's identity and
+ * its clock, for programs run by p2run (with or without MPI, before or
+ * without tcaInit).
+ *
+ * Time in emulation is simulated time: p2_wtime() reads the rank's virtual
+ * clock, which device calls, waits and p2_compute() advance (and, under
+ * `p2run --clock=cpu`, the CPU time the rank consumes).
+ */
+#ifndef P2_H
+#define P2_H
+
+#include <stdint.h>
+
+#include "tca-api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* This process's rank in the job, 0 .. p2_size()-1; -1 when not started by
+ * p2run (a message says so on stderr). */
+int p2_rank(void);
+/* Ranks in the job; 0 when not started by p2run. */
+int p2_size(void);
+/* Seconds: the rank's simulated time in emulation (wall-clock time when not
+ * started by p2run). */
+double p2_wtime(void);
+/* Charges `seconds` of modelled computation to this rank's clock. */
+void p2_compute(double seconds);
+/* Returns when the 64-bit word at `addr` holds `value`. `addr` must be an
+ * aligned word of memory from tcaMalloc (host or GPU); in emulation the call
+ * blocks until the model writes the value and returns at that simulated time
+ * (plus the polling delay). TCA_ERROR_NOT_REGISTERED for other memory,
+ * TCA_ERROR_DEVICE when the device or simulator is gone. */
+tcaresult p2_wait_u64(const volatile uint64_t *addr, uint64_t value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P2_H */

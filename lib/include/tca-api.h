@@ -1,0 +1,340 @@
+/*
+ * tca-api.h - the TCA communication API for PEACH2 boards.
+ *
+ * The names, types and argument orders are those existing TCA programs call
+ * (see the project's tca-api.md); everything else here is documented where it
+ * is declared. Every call returns a tcaresult: TCA_SUCCESS (0), TCA_NOT_YET
+ * (a test found nothing, > 0) or an error (< 0); tcaGetErrorString names each.
+ * Output arguments are written only on success.
+ *
+ * Memory: tcaMalloc returns DMA-able host memory (tcaMemoryCPU) or GPU memory
+ * (tcaMemoryGPU; emulated host-side where the machine has no GPU, with GPU
+ * timing because its PCIe address lies in the node's GPU window). Only such
+ * memory can be wrapped in a tcaHandle. A handle is plain bytes: ranks may
+ * copy it to each other (MPI_BYTE) and use the copy as a DMA or PIO target.
+ *
+ * DMA: build a chain (tcaDescNew + tcaDescSetMemcpy/2D), load it into one of
+ * TCA_DMA_CHANNELS channels (tcaDescSet), start it (tcaStartDMADesc), wait at
+ * the sender (tcaWaitDMAC) and at the receiver (tcaWaitDMARecvDesc). A chain
+ * may be loaded and started any number of times.
+ *
+ * Not thread safe except where noted: one thread per process drives the
+ * library, or callers serialise. A call whose device operation the backend
+ * lacks returns TCA_ERROR_NOT_SUPPORTED (not repeated below).
+ */
+#ifndef TCA_API_H
+#define TCA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "peach2_hw.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status                                                                    */
+/* ------------------------------------------------------------------------ */
+typedef enum tcaresult {
+    TCA_SUCCESS = 0,
+    TCA_NOT_YET = 1,                    /* a test call found nothing yet; not an error */
+    TCA_ERROR_INVALID_HANDLE = -1,      /* NULL, destroyed, corrupt or foreign handle */
+    TCA_ERROR_OUT_OF_RANGE = -2,        /* offset + size beyond the handle's region */
+    TCA_ERROR_INVALID_CHANNEL = -3,     /* DMAC channel outside 0 .. TCA_DMA_CHANNELS-1 */
+    TCA_ERROR_CHAIN_TOO_LONG = -4,      /* register mode holds at most TCA_DMA_REG_DESCS */
+    TCA_ERROR_INVALID_SLOT = -5,        /* wait slot outside 0 .. TCA_WAIT_SLOTS-1 */
+    TCA_ERROR_INVALID_TAG = -6,         /* wait tag outside 0 .. TCA_WAIT_TAG_MAX */
+    TCA_ERROR_NOT_INITIALIZED = -7,     /* tcaInit has not succeeded */
+    TCA_ERROR_INVALID_ARGUMENT = -8,    /* NULL pointer, zero size, bad memory kind */
+    TCA_ERROR_OUT_OF_MEMORY = -9,       /* the arena (or the process heap) is full */
+    TCA_ERROR_NOT_REGISTERED = -10,     /* address not from tcaMalloc of that kind */
+    TCA_ERROR_REMOTE_SOURCE = -11,      /* a DMA source must be this node's memory */
+    TCA_ERROR_DMA_FAILED = -12,         /* the channel stopped on an error: tcaGetDMAError */
+    TCA_ERROR_DEVICE = -13,             /* no device, or the simulator is gone */
+    TCA_ERROR_NOT_SUPPORTED = -14,      /* e.g. PIO to GPU memory */
+    TCA_ERROR_INVALID_FLAGS = -15,      /* unknown tcaDMA* flag bits */
+    TCA_ERROR_TOO_LARGE = -16,          /* one transfer block beyond TCA_DMA_MAX_LENGTH */
+    TCA_ERROR_CHANNEL_NOT_SET = -17,    /* start without a chain loaded (tcaDescSet) */
+    TCA_ERROR_EMPTY_CHAIN = -18,        /* tcaDescSet of a chain with no transfers */
+    TCA_ERROR_PIO_RANGE = -19           /* region beyond the PIO window's reach of its node */
+} tcaresult;
+
+/* A static string naming `result`; never NULL, also for unknown values. */
+const char *tcaGetErrorString(tcaresult result);
+
+/* ------------------------------------------------------------------------ */
+/* Limits: the hardware's (peach2_hw.h)                                       */
+/* ------------------------------------------------------------------------ */
+#define TCA_DMA_CHANNELS P2_DMA_CHANNELS      /* DMAC channels */
+#define TCA_DMA_REG_DESCS P2_DESC_REG_SLOTS   /* transfers per chain in register mode */
+#define TCA_WAIT_SLOTS P2_NOTIFY_SLOTS        /* wait slots 0 .. TCA_WAIT_SLOTS-1 */
+#define TCA_WAIT_TAG_MAX P2_NOTIFY_TAG_MAX    /* wait tags 0 .. TCA_WAIT_TAG_MAX */
+#define TCA_DMA_MAX_LENGTH P2_DESC_MAX_LENGTH /* bytes per transfer (per block in 2D) */
+#define TCA_PIO_NODE_SPAN P2_PIO_NODE_SPAN    /* PIO reaches this much of each node */
+
+/* ------------------------------------------------------------------------ */
+/* Memory and handles                                                        */
+/* ------------------------------------------------------------------------ */
+typedef enum tcaMemoryKind {
+    tcaMemoryCPU = 0, /* host memory from tcaMalloc */
+    tcaMemoryGPU = 1  /* GPU memory (GPUDirect RDMA), emulated where no GPU */
+} tcaMemoryKind;
+
+/*
+ * A registered region, as any node addresses it. Plain bytes, no pointers:
+ * copy it between ranks freely. Fields are for reading only; `check` ties them
+ * together so a corrupt or hand-made handle is refused (TCA_ERROR_INVALID_HANDLE).
+ */
+typedef struct tcaHandle {
+    uint64_t pcie_addr; /* global PCIe address of the region's first byte */
+    uint64_t size;      /* bytes */
+    uint32_t kind;      /* tcaMemoryKind */
+    uint32_t node;      /* the node whose memory this is */
+    uint32_t check;     /* validity word over the fields above; 0 = destroyed */
+    uint32_t reserved;  /* 0 */
+} tcaHandle;
+
+P2_STATIC_ASSERT(sizeof(tcaHandle) == 32, "tcaHandle is 32 plain bytes");
+
+/* Opens the device (the emulator when started by p2run); later calls return
+ * TCA_SUCCESS at once. TCA_ERROR_DEVICE if there is no device,
+ * TCA_ERROR_OUT_OF_MEMORY. Thread safe. */
+tcaresult tcaInit(void);
+
+/* Releases the library's state: allocations and chains become invalid.
+ * TCA_ERROR_NOT_INITIALIZED. Thread safe. */
+tcaresult tcaFinalize(void);
+
+/* Chains loaded by tcaDescSet from now on go into the channel's descriptor
+ * registers ("internal memory") instead of host memory, as if every transfer
+ * carried tcaDMAUseInternal; chains longer than TCA_DMA_REG_DESCS are then
+ * refused (TCA_ERROR_CHAIN_TOO_LONG), never silently put in host memory.
+ * TCA_ERROR_NOT_INITIALIZED. */
+tcaresult tcaDMADescInt_Init(void);
+
+/* *ptr = `size` bytes of DMA-able memory of `kind`, 64-byte aligned, from this
+ * process's arena of that kind (first fit: deterministic).
+ * TCA_ERROR_NOT_INITIALIZED, _INVALID_ARGUMENT (NULL, 0, unknown kind),
+ * _OUT_OF_MEMORY. Thread safe. */
+tcaresult tcaMalloc(void **ptr, size_t size, tcaMemoryKind kind);
+
+/* Returns memory from tcaMalloc of the same kind. Handles over it become
+ * dangling (DMA through them moves whatever is there now).
+ * TCA_ERROR_NOT_INITIALIZED, _INVALID_ARGUMENT (NULL, unknown kind),
+ * _NOT_REGISTERED (not the start of a live allocation of that kind). Thread safe. */
+tcaresult tcaFree(void *ptr, tcaMemoryKind kind);
+
+/* *handle = the region [addr, addr + size) of this node's memory of `kind`.
+ * The region must lie within the arena of that kind (tcaMalloc memory, not
+ * necessarily one allocation). TCA_ERROR_NOT_INITIALIZED, _INVALID_ARGUMENT
+ * (NULL, size 0, unknown kind), _NOT_REGISTERED. */
+tcaresult tcaCreateHandle(tcaHandle *handle, void *addr, size_t size, tcaMemoryKind kind);
+
+/* Invalidates the handle (its copies on other ranks stay usable).
+ * TCA_ERROR_INVALID_HANDLE. */
+tcaresult tcaDestroyHandle(tcaHandle *handle);
+
+/* ------------------------------------------------------------------------ */
+/* DMA                                                                       */
+/* ------------------------------------------------------------------------ */
+/*
+ * DMA flags, OR-ed, per transfer:
+ *  tcaDMAUseInternal       the chain containing this transfer is loaded into
+ *                          the channel's descriptor registers (register mode:
+ *                          no descriptor fetch over PCIe; at most
+ *                          TCA_DMA_REG_DESCS transfers). Same as
+ *                          tcaDMADescInt_Init, for one chain.
+ *  tcaDMAUseNotifyInternal notification through the chip's notification table
+ *                          (the only kind this model has): accepted, no effect.
+ *  tcaDMANotify            raise (wait_slot, wait_tag) at the destination node
+ *                          when this transfer's data has been written there.
+ *  tcaDMANotifySelf        raise (wait_slot, wait_tag) at the sending node when
+ *                          the transfer is done (on its own, or in addition to
+ *                          tcaDMANotify).
+ *  tcaDMAPipeline          accepted; no effect: the DMAC always overlaps reads
+ *                          and writes of consecutive transfers.
+ */
+enum {
+    tcaDMAUseInternal = 1 << 0,
+    tcaDMAUseNotifyInternal = 1 << 1,
+    tcaDMANotify = 1 << 2,
+    tcaDMANotifySelf = 1 << 3,
+    tcaDMAPipeline = 1 << 4
+};
+
+/* An ordered list of transfers (opaque). Owned by the caller. */
+typedef struct tcaDesc tcaDesc;
+
+/* A new, empty chain; NULL if out of memory. Needs no tcaInit. */
+tcaDesc *tcaDescNew(void);
+
+/* Frees the chain; a channel it is loaded on in host-memory mode must be
+ * loaded again before its next start (TCA_ERROR_CHANNEL_NOT_SET).
+ * TCA_ERROR_INVALID_ARGUMENT (NULL). */
+tcaresult tcaDescFree(tcaDesc *desc);
+
+/*
+ * Appends one transfer: `size` bytes from src_handle + src_offset to
+ * dst_handle + dst_offset. src must be this node's memory; dst may be any
+ * node's (a handle received from another rank). wait_slot and wait_tag name the
+ * notification raised per the flags; they are range-checked even without a
+ * notify flag. Takes effect at the next tcaDescSet.
+ * TCA_ERROR_NOT_INITIALIZED, _INVALID_ARGUMENT (NULL desc, size 0),
+ * _INVALID_HANDLE, _OUT_OF_RANGE, _REMOTE_SOURCE, _INVALID_FLAGS,
+ * _INVALID_SLOT, _INVALID_TAG, _TOO_LARGE, _OUT_OF_MEMORY.
+ */
+tcaresult tcaDescSetMemcpy(tcaDesc *desc, const tcaHandle *dst_handle, size_t dst_offset,
+                           const tcaHandle *src_handle, size_t src_offset, size_t size,
+                           int flags, int wait_slot, int wait_tag);
+
+/*
+ * Appends one block-stride transfer: `count` blocks of `width` bytes; block k
+ * is read at src_offset + k * src_pitch and written at dst_offset + k * dst_pitch.
+ * The last block must lie within each region. Errors as tcaDescSetMemcpy
+ * (width or count 0: _INVALID_ARGUMENT; count > 0xffffffff: _TOO_LARGE).
+ */
+tcaresult tcaDescSetMemcpy2D(tcaDesc *desc, const tcaHandle *dst_handle, size_t dst_offset,
+                             size_t dst_pitch, const tcaHandle *src_handle,
+                             size_t src_offset, size_t src_pitch, size_t width,
+                             size_t count, int flags, int wait_slot, int wait_tag);
+
+/*
+ * Loads the chain into DMAC channel `dmac_channel`: into the channel's
+ * registers in register mode (tcaDMADescInt_Init, or any transfer with
+ * tcaDMAUseInternal), else into descriptor memory the library keeps in host
+ * memory for this chain (reused across sets while the chain does not grow;
+ * every channel loaded from the chain runs that memory). The channel must be
+ * idle. TCA_ERROR_NOT_INITIALIZED,
+ * _INVALID_ARGUMENT (NULL), _INVALID_CHANNEL, _EMPTY_CHAIN, _CHAIN_TOO_LONG,
+ * _OUT_OF_MEMORY (descriptor memory).
+ */
+tcaresult tcaDescSet(tcaDesc *desc, int dmac_channel);
+
+/* Starts the chain last loaded into the channel (posted; returns at once).
+ * TCA_ERROR_NOT_INITIALIZED, _INVALID_CHANNEL, _CHANNEL_NOT_SET. */
+tcaresult tcaStartDMADesc(int dmac_channel);
+
+/* Waits until the channel is idle. TCA_ERROR_DMA_FAILED if its last run
+ * stopped on an error (tcaGetDMAError says which), TCA_ERROR_DEVICE,
+ * _NOT_INITIALIZED, _INVALID_CHANNEL. */
+tcaresult tcaWaitDMAC(int dmac_channel);
+
+/* *error = the hardware error (P2_OK if none; p2_error_name describes it)
+ * that the channel's last tcaWaitDMAC saw.
+ * TCA_ERROR_NOT_INITIALIZED, _INVALID_ARGUMENT (NULL), _INVALID_CHANNEL. */
+tcaresult tcaGetDMAError(int dmac_channel, p2_error *error);
+
+/*
+ * Waits until a notification (wait_slot, wait_tag) has arrived at this node
+ * and consumes it. Only (slot, tag) is matched: `handle` may be any valid
+ * handle (or NULL) and only documents the region the caller expects.
+ * TCA_ERROR_NOT_INITIALIZED, _INVALID_HANDLE (non-NULL but invalid),
+ * _INVALID_SLOT, _INVALID_TAG, _DEVICE.
+ */
+tcaresult tcaWaitDMARecvDesc(const tcaHandle *handle, int wait_slot, int wait_tag);
+
+/* As tcaWaitDMARecvDesc without blocking: TCA_SUCCESS if a notification was
+ * pending (and is now consumed), TCA_NOT_YET if none is. Same errors. */
+tcaresult tcaTestDMARecvDesc(const tcaHandle *handle, int wait_slot, int wait_tag);
+
+/* ------------------------------------------------------------------------ */
+/* PIO                                                                       */
+/* ------------------------------------------------------------------------ */
+/* A window of CPU stores onto a (usually remote) region. Plain bytes. */
+typedef struct tcaPIOHandle {
+    uint64_t window_offset; /* offset in the board's PIO window (BAR2) */
+    uint64_t size;          /* bytes reachable from window_offset */
+    uint32_t node;          /* the target node */
+    uint32_t check;         /* validity word; 0 = not set */
+} tcaPIOHandle;
+
+P2_STATIC_ASSERT(sizeof(tcaPIOHandle) == 24, "tcaPIOHandle is 24 plain bytes");
+
+/*
+ * *pio_handle = a PIO window onto [offset, offset + size) of remote_handle's
+ * region. The region must be host memory (tcaMemoryCPU) within the first
+ * TCA_PIO_NODE_SPAN bytes of its node's registered memory, the reach of the
+ * PIO window.
+ * TCA_ERROR_NOT_INITIALIZED, _INVALID_ARGUMENT (NULL, size 0),
+ * _INVALID_HANDLE, _OUT_OF_RANGE, _NOT_SUPPORTED (GPU memory), _PIO_RANGE.
+ */
+tcaresult tcaSetPIORegion(tcaPIOHandle *pio_handle, const tcaHandle *remote_handle,
+                          size_t offset, size_t size);
+
+/* CPU stores of `size` bytes from src to pio_handle's region + offset, posted:
+ * visible remotely in order, and certainly after tcaSendPIOCommit.
+ * TCA_ERROR_NOT_INITIALIZED, _INVALID_ARGUMENT (NULL, size 0),
+ * _INVALID_HANDLE, _OUT_OF_RANGE. */
+tcaresult tcaSendPIO(const tcaPIOHandle *pio_handle, size_t offset, const void *src,
+                     size_t size);
+
+/* Store fence: makes this process's posted PIO stores visible.
+ * TCA_ERROR_NOT_INITIALIZED. */
+tcaresult tcaSendPIOCommit(void);
+
+/* ------------------------------------------------------------------------ */
+/* Older names (from the literature)                                         */
+/* ------------------------------------------------------------------------ */
+/* *desc = tcaDescNew(). TCA_ERROR_INVALID_ARGUMENT (NULL), _OUT_OF_MEMORY. */
+tcaresult tcaCreateDMADesc(tcaDesc **desc);
+
+/* Same as tcaDescSetMemcpy (same arguments, same order). */
+tcaresult tcaSetDMADescMemcpy(tcaDesc *desc, const tcaHandle *dst_handle, size_t dst_offset,
+                              const tcaHandle *src_handle, size_t src_offset, size_t size,
+                              int flags, int wait_slot, int wait_tag);
+
+/* Same as tcaDescSet(desc, dmac_channel). */
+tcaresult tcaSetDMAChain(tcaDesc *desc, int dmac_channel);
+
+/* tcaTestDMARecvDesc is declared above with tcaWaitDMARecvDesc. */
+
+/* ------------------------------------------------------------------------ */
+/* Reductions: element types and operators                                   */
+/* ------------------------------------------------------------------------ */
+/* type >> 8 = element size in bytes; type & 0xff = dense index 0 .. 14,
+ * TCA_LONG_DOUBLE last: tables are sized (TCA_LONG_DOUBLE & 0xff) + 1. */
+#define TCA_TYPE_CODE(size, index) ((int)((size) << 8) | (index))
+typedef enum tcaDataType {
+    TCA_CHAR = TCA_TYPE_CODE(sizeof(char), 0),
+    TCA_SIGNED_CHAR = TCA_TYPE_CODE(sizeof(signed char), 1),
+    TCA_UNSIGNED_CHAR = TCA_TYPE_CODE(sizeof(unsigned char), 2),
+    TCA_BYTE = TCA_TYPE_CODE(sizeof(unsigned char), 3),
+    TCA_SHORT = TCA_TYPE_CODE(sizeof(short), 4),
+    TCA_UNSIGNED_SHORT = TCA_TYPE_CODE(sizeof(unsigned short), 5),
+    TCA_INT = TCA_TYPE_CODE(sizeof(int), 6),
+    TCA_UNSIGNED = TCA_TYPE_CODE(sizeof(unsigned), 7),
+    TCA_LONG = TCA_TYPE_CODE(sizeof(long), 8),
+    TCA_UNSIGNED_LONG = TCA_TYPE_CODE(sizeof(unsigned long), 9),
+    TCA_LONG_LONG = TCA_TYPE_CODE(sizeof(long long), 10),
+    TCA_UNSIGNED_LONG_LONG = TCA_TYPE_CODE(sizeof(unsigned long long), 11),
+    TCA_FLOAT = TCA_TYPE_CODE(sizeof(float), 12),
+    TCA_DOUBLE = TCA_TYPE_CODE(sizeof(double), 13),
+    TCA_LONG_DOUBLE = TCA_TYPE_CODE(sizeof(long double), 14)
+} tcaDataType;
+
+/* Element size in bytes and table index of a tcaDataType. */
+#define TCA_TYPE_SIZE(type) ((size_t)((unsigned)(type) >> 8))
+#define TCA_TYPE_INDEX(type) ((unsigned)(type) & 0xffu)
+
+/* TCA_OP_NOOP is last: tables are sized TCA_OP_NOOP + 1. */
+typedef enum tcaOp {
+    TCA_OP_SUM = 0,
+    TCA_OP_PROD,
+    TCA_OP_BAND,
+    TCA_OP_LAND,
+    TCA_OP_BOR,
+    TCA_OP_LOR,
+    TCA_OP_BXOR,
+    TCA_OP_LXOR,
+    TCA_OP_MAX,
+    TCA_OP_MIN,
+    TCA_OP_NOOP
+} tcaOp;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCA_API_H */

@@ -1,0 +1,277 @@
+/*
+ * tca_core.c - library state, status strings, memory and handles.
+ */
+#include <string.h>
+
+#include "tca_internal.h"
+
+tca_lib tca_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---------------------------------------------------------------------------
+ * Status strings
+ * ------------------------------------------------------------------------- */
+const char *tcaGetErrorString(tcaresult result)
+{
+    switch (result) {
+    case TCA_SUCCESS: return "TCA_SUCCESS: success";
+    case TCA_NOT_YET: return "TCA_NOT_YET: nothing has arrived yet";
+    case TCA_ERROR_INVALID_HANDLE: return "TCA_ERROR_INVALID_HANDLE: invalid or destroyed handle";
+    case TCA_ERROR_OUT_OF_RANGE: return "TCA_ERROR_OUT_OF_RANGE: offset + size beyond the region";
+    case TCA_ERROR_INVALID_CHANNEL: return "TCA_ERROR_INVALID_CHANNEL: no such DMAC channel";
+    case TCA_ERROR_CHAIN_TOO_LONG:
+        return "TCA_ERROR_CHAIN_TOO_LONG: chain longer than the descriptor registers hold";
+    case TCA_ERROR_INVALID_SLOT: return "TCA_ERROR_INVALID_SLOT: wait slot out of range";
+    case TCA_ERROR_INVALID_TAG: return "TCA_ERROR_INVALID_TAG: wait tag out of range";
+    case TCA_ERROR_NOT_INITIALIZED: return "TCA_ERROR_NOT_INITIALIZED: tcaInit has not succeeded";
+    case TCA_ERROR_INVALID_ARGUMENT:
+        return "TCA_ERROR_INVALID_ARGUMENT: NULL pointer, zero size or unknown memory kind";
+    case TCA_ERROR_OUT_OF_MEMORY: return "TCA_ERROR_OUT_OF_MEMORY: out of memory";
+    case TCA_ERROR_NOT_REGISTERED:
+        return "TCA_ERROR_NOT_REGISTERED: memory not from tcaMalloc of this kind";
+    case TCA_ERROR_REMOTE_SOURCE:
+        return "TCA_ERROR_REMOTE_SOURCE: DMA source is not this node's memory";
+    case TCA_ERROR_DMA_FAILED:
+        return "TCA_ERROR_DMA_FAILED: the DMA channel stopped on an error (tcaGetDMAError)";
+    case TCA_ERROR_DEVICE: return "TCA_ERROR_DEVICE: no device, or the simulator is gone";
+    case TCA_ERROR_NOT_SUPPORTED: return "TCA_ERROR_NOT_SUPPORTED: not supported";
+    case TCA_ERROR_INVALID_FLAGS: return "TCA_ERROR_INVALID_FLAGS: unknown DMA flag bits";
+    case TCA_ERROR_TOO_LARGE:
+        return "TCA_ERROR_TOO_LARGE: transfer larger than one descriptor can move";
+    case TCA_ERROR_CHANNEL_NOT_SET:
+        return "TCA_ERROR_CHANNEL_NOT_SET: no chain loaded into this channel (tcaDescSet)";
+    case TCA_ERROR_EMPTY_CHAIN: return "TCA_ERROR_EMPTY_CHAIN: the chain has no transfers";
+    case TCA_ERROR_PIO_RANGE:
+        return "TCA_ERROR_PIO_RANGE: region beyond the reach of the PIO window";
+    }
+    return "unknown tcaresult";
+}
+
+/* ---------------------------------------------------------------------------
+ * Attach / detach
+ * ------------------------------------------------------------------------- */
+static void lib_reset_locked(void)
+{
+    for (int k = 0; k < TCA_MEMORY_KINDS; k++)
+        tca_arena_fini(&tca_g.arena[k]);
+    memset(tca_g.channel, 0, sizeof tca_g.channel);
+    tca_g.register_mode = 0;
+    tca_g.dev = NULL;
+}
+
+tcaresult tca_lib_attach(p2_dev *dev)
+{
+    pthread_mutex_lock(&tca_g.lock);
+    tcaresult result = TCA_SUCCESS;
+    if (tca_g.dev != dev) {
+        lib_reset_locked();
+        if (tca_arena_init(&tca_g.arena[tcaMemoryCPU], dev->host_mem ? dev->host_size : 0) !=
+                TCA_ARENA_OK ||
+            tca_arena_init(&tca_g.arena[tcaMemoryGPU], dev->gpu_mem ? dev->gpu_size : 0) !=
+                TCA_ARENA_OK) {
+            lib_reset_locked();
+            result = TCA_ERROR_OUT_OF_MEMORY;
+        } else {
+            tca_g.generation++;
+            tca_g.dev = dev;
+        }
+    }
+    pthread_mutex_unlock(&tca_g.lock);
+    return result;
+}
+
+void tca_lib_detach(void)
+{
+    pthread_mutex_lock(&tca_g.lock);
+    lib_reset_locked();
+    pthread_mutex_unlock(&tca_g.lock);
+}
+
+void tca_set_device_for_testing(p2_dev *dev)
+{
+    tca_lib_detach();
+    if (dev)
+        tca_lib_attach(dev);
+}
+
+tcaresult tcaFinalize(void)
+{
+    if (!tca_dev())
+        return TCA_ERROR_NOT_INITIALIZED;
+    tca_lib_detach();
+    return TCA_SUCCESS;
+}
+
+tcaresult tcaDMADescInt_Init(void)
+{
+    if (!tca_dev())
+        return TCA_ERROR_NOT_INITIALIZED;
+    tca_g.register_mode = 1;
+    return TCA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Memory
+ * ------------------------------------------------------------------------- */
+static int kind_valid(tcaMemoryKind kind)
+{
+    return kind == tcaMemoryCPU || kind == tcaMemoryGPU;
+}
+
+static uint8_t *arena_base(const p2_dev *dev, tcaMemoryKind kind)
+{
+    return kind == tcaMemoryCPU ? dev->host_mem : dev->gpu_mem;
+}
+
+static uint64_t window_offset(tcaMemoryKind kind)
+{
+    return kind == tcaMemoryCPU ? P2_HOST_OFFSET : P2_GPU_OFFSET;
+}
+
+static uint64_t window_size(tcaMemoryKind kind)
+{
+    return kind == tcaMemoryCPU ? P2_HOST_SIZE : P2_GPU_SIZE;
+}
+
+tcaresult tca_arena_alloc_locked(tcaMemoryKind kind, uint64_t size, uint64_t *offset)
+{
+    pthread_mutex_lock(&tca_g.lock);
+    tcaresult result;
+    if (!tca_g.dev) {
+        result = TCA_ERROR_NOT_INITIALIZED;
+    } else {
+        switch (tca_arena_alloc(&tca_g.arena[kind], size, offset)) {
+        case TCA_ARENA_OK: result = TCA_SUCCESS; break;
+        default: result = TCA_ERROR_OUT_OF_MEMORY; break;
+        }
+    }
+    pthread_mutex_unlock(&tca_g.lock);
+    return result;
+}
+
+void tca_arena_free_locked(tcaMemoryKind kind, uint64_t offset)
+{
+    pthread_mutex_lock(&tca_g.lock);
+    if (tca_g.dev)
+        tca_arena_free(&tca_g.arena[kind], offset);
+    pthread_mutex_unlock(&tca_g.lock);
+}
+
+tcaresult tcaMalloc(void **ptr, size_t size, tcaMemoryKind kind)
+{
+    p2_dev *dev = tca_dev();
+    if (!dev)
+        return TCA_ERROR_NOT_INITIALIZED;
+    if (!ptr || size == 0 || !kind_valid(kind))
+        return TCA_ERROR_INVALID_ARGUMENT;
+    uint64_t offset;
+    tcaresult result = tca_arena_alloc_locked(kind, size, &offset);
+    if (result != TCA_SUCCESS)
+        return result;
+    *ptr = arena_base(dev, kind) + offset;
+    return TCA_SUCCESS;
+}
+
+tcaresult tcaFree(void *ptr, tcaMemoryKind kind)
+{
+    p2_dev *dev = tca_dev();
+    if (!dev)
+        return TCA_ERROR_NOT_INITIALIZED;
+    if (!ptr || !kind_valid(kind))
+        return TCA_ERROR_INVALID_ARGUMENT;
+    uintptr_t base = (uintptr_t)arena_base(dev, kind), addr = (uintptr_t)ptr;
+    if (!base || addr < base)
+        return TCA_ERROR_NOT_REGISTERED;
+    pthread_mutex_lock(&tca_g.lock);
+    tca_arena_status st = tca_arena_free(&tca_g.arena[kind], addr - base);
+    pthread_mutex_unlock(&tca_g.lock);
+    return st == TCA_ARENA_OK ? TCA_SUCCESS : TCA_ERROR_NOT_REGISTERED;
+}
+
+/* ---------------------------------------------------------------------------
+ * Handles
+ * ------------------------------------------------------------------------- */
+/* FNV-1a: cheap, and the same in every process, so copied handles stay valid. */
+static uint32_t fnv1a(uint32_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        h ^= (uint32_t)(v >> (8 * i)) & 0xffu;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+#define TCA_FNV_BASIS 2166136261u
+#define TCA_HANDLE_SALT 0x54434148u /* "TCAH": a PIO handle's word never fits a tcaHandle */
+#define TCA_PIO_SALT 0x5443414fu    /* "TCAO" */
+
+uint32_t tca_handle_check_word(const tcaHandle *handle)
+{
+    uint32_t h = fnv1a(TCA_FNV_BASIS, TCA_HANDLE_SALT);
+    h = fnv1a(h, handle->pcie_addr);
+    h = fnv1a(h, handle->size);
+    h = fnv1a(h, ((uint64_t)handle->kind << 32) | handle->node);
+    return h ? h : 1;
+}
+
+uint32_t tca_pio_check_word(const tcaPIOHandle *pio)
+{
+    uint32_t h = fnv1a(TCA_FNV_BASIS, TCA_PIO_SALT);
+    h = fnv1a(h, pio->window_offset);
+    h = fnv1a(h, pio->size);
+    h = fnv1a(h, pio->node);
+    return h ? h : 1;
+}
+
+tcaHandle tca_handle_make(uint64_t pcie_addr, uint64_t size, tcaMemoryKind kind, unsigned node)
+{
+    tcaHandle h = {.pcie_addr = pcie_addr, .size = size, .kind = (uint32_t)kind, .node = node};
+    h.check = tca_handle_check_word(&h);
+    return h;
+}
+
+tcaresult tca_handle_validate(const tcaHandle *handle, unsigned nnodes)
+{
+    if (!handle || handle->check == 0 || handle->check != tca_handle_check_word(handle) ||
+        handle->reserved != 0)
+        return TCA_ERROR_INVALID_HANDLE;
+    tcaMemoryKind kind = (tcaMemoryKind)handle->kind;
+    if (!kind_valid(kind) || handle->node >= nnodes || handle->node >= P2_MAX_NODES ||
+        handle->size == 0 || p2_addr_node(handle->pcie_addr) != handle->node)
+        return TCA_ERROR_INVALID_HANDLE;
+    uint64_t off = p2_addr_offset(handle->pcie_addr);
+    uint64_t win = window_offset(kind);
+    if (off < win || off - win > window_size(kind) || handle->size > window_size(kind) - (off - win))
+        return TCA_ERROR_INVALID_HANDLE;
+    return TCA_SUCCESS;
+}
+
+tcaresult tca_handle_range(const tcaHandle *handle, uint64_t offset, uint64_t extent)
+{
+    if (offset > handle->size || extent > handle->size - offset)
+        return TCA_ERROR_OUT_OF_RANGE;
+    return TCA_SUCCESS;
+}
+
+tcaresult tcaCreateHandle(tcaHandle *handle, void *addr, size_t size, tcaMemoryKind kind)
+{
+    p2_dev *dev = tca_dev();
+    if (!dev)
+        return TCA_ERROR_NOT_INITIALIZED;
+    if (!handle || !addr || size == 0 || !kind_valid(kind))
+        return TCA_ERROR_INVALID_ARGUMENT;
+    uintptr_t base = (uintptr_t)arena_base(dev, kind), a = (uintptr_t)addr;
+    uint64_t arena_size = tca_g.arena[kind].size;
+    if (!base || a < base || a - base > arena_size || size > arena_size - (a - base))
+        return TCA_ERROR_NOT_REGISTERED;
+    *handle = tca_handle_make(p2_node_base(dev->node) + window_offset(kind) + (a - base), size,
+                              kind, dev->node);
+    return TCA_SUCCESS;
+}
+
+tcaresult tcaDestroyHandle(tcaHandle *handle)
+{
+    if (!handle || handle->check == 0 || handle->check != tca_handle_check_word(handle))
+        return TCA_ERROR_INVALID_HANDLE;
+    handle->check = 0;
+    return TCA_SUCCESS;
+}

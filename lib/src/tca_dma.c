@@ -1,0 +1,358 @@
+/*
+ * tca_dma.c - descriptor chains and the DMA controller.
+ *
+ * A tcaDesc holds its transfers as hardware descriptors from the moment they
+ * are appended (all checks happen then). tcaDescSet puts them where the DMAC
+ * reads them: in chain mode into descriptor memory the chain owns in the host
+ * arena (kept and reused across sets, so a persistent pattern costs no
+ * allocation per iteration), linked by `next`; in register mode into the
+ * channel's descriptor registers by MMIO.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tca_internal.h"
+
+P2_STATIC_ASSERT(tcaMemoryCPU < TCA_MEMORY_KINDS && tcaMemoryGPU < TCA_MEMORY_KINDS,
+                 "memory kinds index the arena table");
+P2_STATIC_ASSERT(P2_DESC_SIZE % 8 == 0, "descriptors are written as 64-bit registers");
+P2_STATIC_ASSERT((P2_DMA_IDLE & P2_DMA_BUSY) == 0 && (P2_DMA_FAILED & P2_DMA_BUSY) == 0,
+                 "BUSY is the one status bit tcaWaitDMAC waits on");
+P2_STATIC_ASSERT(TCA_ARENA_ALIGN % P2_DESC_SIZE == 0, "descriptor memory is aligned");
+
+/* ---------------------------------------------------------------------------
+ * Building descriptors (pure)
+ * ------------------------------------------------------------------------- */
+static int mul_add_overflows(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
+{
+    uint64_t product;
+    return __builtin_mul_overflow(a, b, &product) || __builtin_add_overflow(product, c, out);
+}
+
+tcaresult tca_desc_build(const tca_transfer *t, unsigned self_node, unsigned nnodes,
+                         p2_desc *desc)
+{
+    tcaresult r;
+    if ((r = tca_handle_validate(t->dst, nnodes)) != TCA_SUCCESS ||
+        (r = tca_handle_validate(t->src, nnodes)) != TCA_SUCCESS)
+        return r;
+    if (t->width == 0 || t->count == 0)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    if (t->flags & ~TCA_DMA_FLAGS_ALL)
+        return TCA_ERROR_INVALID_FLAGS;
+    if (t->wait_slot < 0 || t->wait_slot >= P2_NOTIFY_SLOTS)
+        return TCA_ERROR_INVALID_SLOT;
+    if (t->wait_tag < 0 || (unsigned)t->wait_tag > P2_NOTIFY_TAG_MAX)
+        return TCA_ERROR_INVALID_TAG;
+    if (t->width > P2_DESC_MAX_LENGTH || t->count > UINT32_MAX)
+        return TCA_ERROR_TOO_LARGE;
+    /* The last block ends at offset + (count - 1) * pitch + width. */
+    uint64_t dst_extent, src_extent;
+    if (mul_add_overflows(t->count - 1, t->dst_pitch, t->width, &dst_extent) ||
+        mul_add_overflows(t->count - 1, t->src_pitch, t->width, &src_extent))
+        return TCA_ERROR_OUT_OF_RANGE;
+    if ((r = tca_handle_range(t->dst, t->dst_offset, dst_extent)) != TCA_SUCCESS ||
+        (r = tca_handle_range(t->src, t->src_offset, src_extent)) != TCA_SUCCESS)
+        return r;
+    if (t->src->node != self_node)
+        return TCA_ERROR_REMOTE_SOURCE;
+
+    uint32_t hw_flags = 0;
+    if (t->flags & tcaDMANotify)
+        hw_flags |= P2_DESC_NOTIFY;
+    if (t->flags & tcaDMANotifySelf)
+        hw_flags |= P2_DESC_NOTIFY_SELF;
+    if (t->block_stride)
+        hw_flags |= P2_DESC_BLOCK_STRIDE;
+    *desc = (p2_desc){
+        .src = t->src->pcie_addr + t->src_offset,
+        .dst = t->dst->pcie_addr + t->dst_offset,
+        .length = (uint32_t)t->width,
+        .flags = hw_flags,
+        .block_count = t->block_stride ? (uint32_t)t->count : 1,
+        .wait_tag = (uint32_t)t->wait_tag,
+        .src_stride = t->block_stride ? t->src_pitch : 0,
+        .dst_stride = t->block_stride ? t->dst_pitch : 0,
+        .wait_slot = (uint16_t)t->wait_slot,
+        .next = 0,
+    };
+    return TCA_SUCCESS;
+}
+
+void tca_desc_link(p2_desc *descs, size_t count, uint64_t base)
+{
+    for (size_t i = 0; i < count; i++)
+        descs[i].next = i + 1 < count ? base + (i + 1) * (uint64_t)P2_DESC_SIZE : 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Chains
+ * ------------------------------------------------------------------------- */
+tcaDesc *tcaDescNew(void)
+{
+    return calloc(1, sizeof(tcaDesc));
+}
+
+tcaresult tcaCreateDMADesc(tcaDesc **desc)
+{
+    if (!desc)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    tcaDesc *d = tcaDescNew();
+    if (!d)
+        return TCA_ERROR_OUT_OF_MEMORY;
+    *desc = d;
+    return TCA_SUCCESS;
+}
+
+/* Forgets the chain's descriptor memory; channels that run it must be set again. */
+static void desc_release_memory(tcaDesc *desc)
+{
+    if (!desc->has_memory)
+        return;
+    if (tca_dev() && desc->memory_generation == tca_g.generation) {
+        tca_arena_free_locked(tcaMemoryCPU, desc->memory_offset);
+        for (int c = 0; c < P2_DMA_CHANNELS; c++) {
+            tca_channel *ch = &tca_g.channel[c];
+            if (ch->mode == TCA_CHANNEL_CHAIN && ch->chain == desc)
+                *ch = (tca_channel){.last_error = ch->last_error};
+        }
+    }
+    desc->has_memory = 0;
+}
+
+tcaresult tcaDescFree(tcaDesc *desc)
+{
+    if (!desc)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    desc_release_memory(desc);
+    free(desc->items);
+    free(desc);
+    return TCA_SUCCESS;
+}
+
+static tcaresult desc_append(tcaDesc *desc, const tca_transfer *t)
+{
+    p2_dev *dev = tca_dev();
+    if (!dev)
+        return TCA_ERROR_NOT_INITIALIZED;
+    if (!desc)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    p2_desc built;
+    tcaresult r = tca_desc_build(t, dev->node, dev->nnodes, &built);
+    if (r != TCA_SUCCESS)
+        return r;
+    if (desc->count == desc->capacity) {
+        size_t capacity = desc->capacity ? desc->capacity * 2 : 4;
+        p2_desc *items = realloc(desc->items, capacity * sizeof *items);
+        if (!items)
+            return TCA_ERROR_OUT_OF_MEMORY;
+        desc->items = items;
+        desc->capacity = capacity;
+    }
+    desc->items[desc->count++] = built;
+    if (t->flags & tcaDMAUseInternal)
+        desc->wants_registers = 1;
+    return TCA_SUCCESS;
+}
+
+tcaresult tcaDescSetMemcpy(tcaDesc *desc, const tcaHandle *dst_handle, size_t dst_offset,
+                           const tcaHandle *src_handle, size_t src_offset, size_t size,
+                           int flags, int wait_slot, int wait_tag)
+{
+    tca_transfer t = {.dst = dst_handle, .dst_offset = dst_offset,
+                      .src = src_handle, .src_offset = src_offset,
+                      .width = size, .count = 1,
+                      .flags = flags, .wait_slot = wait_slot, .wait_tag = wait_tag};
+    return desc_append(desc, &t);
+}
+
+tcaresult tcaSetDMADescMemcpy(tcaDesc *desc, const tcaHandle *dst_handle, size_t dst_offset,
+                              const tcaHandle *src_handle, size_t src_offset, size_t size,
+                              int flags, int wait_slot, int wait_tag)
+{
+    return tcaDescSetMemcpy(desc, dst_handle, dst_offset, src_handle, src_offset, size, flags,
+                            wait_slot, wait_tag);
+}
+
+tcaresult tcaDescSetMemcpy2D(tcaDesc *desc, const tcaHandle *dst_handle, size_t dst_offset,
+                             size_t dst_pitch, const tcaHandle *src_handle,
+                             size_t src_offset, size_t src_pitch, size_t width,
+                             size_t count, int flags, int wait_slot, int wait_tag)
+{
+    tca_transfer t = {.dst = dst_handle, .dst_offset = dst_offset, .dst_pitch = dst_pitch,
+                      .src = src_handle, .src_offset = src_offset, .src_pitch = src_pitch,
+                      .width = width, .count = count, .block_stride = 1,
+                      .flags = flags, .wait_slot = wait_slot, .wait_tag = wait_tag};
+    return desc_append(desc, &t);
+}
+
+/* ---------------------------------------------------------------------------
+ * Loading a chain into a channel
+ * ------------------------------------------------------------------------- */
+static void set_registers(p2_dev *dev, const tcaDesc *desc, int c)
+{
+    for (size_t i = 0; i < desc->count; i++) {
+        uint64_t words[P2_DESC_SIZE / 8];
+        memcpy(words, &desc->items[i], sizeof words); /* next stays 0: ignored in registers */
+        for (size_t w = 0; w < P2_DESC_SIZE / 8; w++)
+            dev->ops->mmio_write(dev, P2_REG_DESC(c, i) + 8 * w, words[w]);
+    }
+    dev->ops->mmio_write(dev, P2_REG_DMA(c, P2_DMA_REG_COUNT), desc->count);
+}
+
+/* Descriptor memory for the chain's current length, reused while it fits. */
+static tcaresult ensure_memory(tcaDesc *desc)
+{
+    if (desc->has_memory && desc->memory_generation == tca_g.generation &&
+        desc->memory_slots >= desc->count)
+        return TCA_SUCCESS;
+    desc_release_memory(desc);
+    uint64_t offset;
+    tcaresult r = tca_arena_alloc_locked(tcaMemoryCPU, desc->capacity * (uint64_t)P2_DESC_SIZE,
+                                         &offset);
+    if (r != TCA_SUCCESS)
+        return r;
+    desc->has_memory = 1;
+    desc->memory_generation = tca_g.generation;
+    desc->memory_offset = offset;
+    desc->memory_slots = desc->capacity;
+    return TCA_SUCCESS;
+}
+
+static tcaresult set_chain(p2_dev *dev, tcaDesc *desc, int c)
+{
+    tcaresult r = ensure_memory(desc);
+    if (r != TCA_SUCCESS)
+        return r;
+    uint64_t base = p2_node_base(dev->node) + P2_HOST_OFFSET + desc->memory_offset;
+    p2_desc *memory = (p2_desc *)(dev->host_mem + desc->memory_offset);
+    memcpy(memory, desc->items, desc->count * sizeof *memory);
+    tca_desc_link(memory, desc->count, base);
+    /* The DMAC reads the descriptors after it sees the register write. */
+    atomic_thread_fence(memory_order_release);
+    dev->ops->mmio_write(dev, P2_REG_DMA(c, P2_DMA_DESC_PTR), base);
+    tca_g.channel[c].chain = desc;
+    return TCA_SUCCESS;
+}
+
+tcaresult tcaDescSet(tcaDesc *desc, int dmac_channel)
+{
+    p2_dev *dev = tca_dev();
+    if (!dev)
+        return TCA_ERROR_NOT_INITIALIZED;
+    if (!desc)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    if (!tca_channel_valid(dmac_channel))
+        return TCA_ERROR_INVALID_CHANNEL;
+    if (desc->count == 0)
+        return TCA_ERROR_EMPTY_CHAIN;
+    tca_channel *ch = &tca_g.channel[dmac_channel];
+    if (tca_g.register_mode || desc->wants_registers) {
+        if (desc->count > P2_DESC_REG_SLOTS)
+            return TCA_ERROR_CHAIN_TOO_LONG;
+        set_registers(dev, desc, dmac_channel);
+        ch->mode = TCA_CHANNEL_REGISTERS;
+        ch->chain = NULL;
+        return TCA_SUCCESS;
+    }
+    tcaresult r = set_chain(dev, desc, dmac_channel);
+    if (r != TCA_SUCCESS)
+        return r;
+    ch->mode = TCA_CHANNEL_CHAIN;
+    return TCA_SUCCESS;
+}
+
+tcaresult tcaSetDMAChain(tcaDesc *desc, int dmac_channel)
+{
+    return tcaDescSet(desc, dmac_channel);
+}
+
+/* ---------------------------------------------------------------------------
+ * Running
+ * ------------------------------------------------------------------------- */
+tcaresult tcaStartDMADesc(int dmac_channel)
+{
+    p2_dev *dev = tca_dev();
+    if (!dev)
+        return TCA_ERROR_NOT_INITIALIZED;
+    if (!tca_channel_valid(dmac_channel))
+        return TCA_ERROR_INVALID_CHANNEL;
+    tca_channel_mode mode = tca_g.channel[dmac_channel].mode;
+    if (mode == TCA_CHANNEL_UNSET)
+        return TCA_ERROR_CHANNEL_NOT_SET;
+    dev->ops->mmio_write(dev, P2_REG_DMA(dmac_channel, P2_DMA_START),
+                         mode == TCA_CHANNEL_CHAIN ? P2_DMA_START_CHAIN
+                                                   : P2_DMA_START_REGISTERS);
+    return TCA_SUCCESS;
+}
+
+tcaresult tcaWaitDMAC(int dmac_channel)
+{
+    p2_dev *dev = tca_dev();
+    if (!dev)
+        return TCA_ERROR_NOT_INITIALIZED;
+    if (!tca_channel_valid(dmac_channel))
+        return TCA_ERROR_INVALID_CHANNEL;
+    /* Waiting for "not busy" ends on IDLE and on FAILED alike, so a failed
+     * run never hangs the caller; one read then tells the two apart. */
+    if (!dev->ops->wait_reg || !dev->ops->mmio_read)
+        return TCA_ERROR_NOT_SUPPORTED;
+    uint64_t status_reg = P2_REG_DMA(dmac_channel, P2_DMA_STATUS);
+    if (dev->ops->wait_reg(dev, status_reg, P2_DMA_BUSY, 0) != P2_WAIT_OK)
+        return TCA_ERROR_DEVICE;
+    tca_channel *ch = &tca_g.channel[dmac_channel];
+    if (dev->ops->mmio_read(dev, status_reg) == P2_DMA_FAILED) {
+        ch->last_error = (p2_error)dev->ops->mmio_read(dev, P2_REG_DMA(dmac_channel, P2_DMA_ERROR));
+        return TCA_ERROR_DMA_FAILED;
+    }
+    ch->last_error = P2_OK;
+    return TCA_SUCCESS;
+}
+
+tcaresult tcaGetDMAError(int dmac_channel, p2_error *error)
+{
+    if (!tca_dev())
+        return TCA_ERROR_NOT_INITIALIZED;
+    if (!error)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    if (!tca_channel_valid(dmac_channel))
+        return TCA_ERROR_INVALID_CHANNEL;
+    *error = tca_g.channel[dmac_channel].last_error;
+    return TCA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Receiving
+ * ------------------------------------------------------------------------- */
+static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_tag, int block)
+{
+    p2_dev *dev = tca_dev();
+    if (!dev)
+        return TCA_ERROR_NOT_INITIALIZED;
+    /* Only (slot, tag) matters: any valid handle will do, and NULL too. */
+    if (handle && tca_handle_validate(handle, dev->nnodes) != TCA_SUCCESS)
+        return TCA_ERROR_INVALID_HANDLE;
+    if (wait_slot < 0 || wait_slot >= P2_NOTIFY_SLOTS)
+        return TCA_ERROR_INVALID_SLOT;
+    if (wait_tag < 0 || (unsigned)wait_tag > P2_NOTIFY_TAG_MAX)
+        return TCA_ERROR_INVALID_TAG;
+    if (!dev->ops->wait_notify)
+        return TCA_ERROR_NOT_SUPPORTED;
+    switch (dev->ops->wait_notify(dev, (unsigned)wait_slot, (unsigned)wait_tag, block)) {
+    case P2_WAIT_OK: return TCA_SUCCESS;
+    case P2_WAIT_NOT_YET: return block ? TCA_ERROR_DEVICE : TCA_NOT_YET;
+    case P2_WAIT_FAILED: break;
+    }
+    return TCA_ERROR_DEVICE;
+}
+
+tcaresult tcaWaitDMARecvDesc(const tcaHandle *handle, int wait_slot, int wait_tag)
+{
+    return wait_notify(handle, wait_slot, wait_tag, 1);
+}
+
+tcaresult tcaTestDMARecvDesc(const tcaHandle *handle, int wait_slot, int wait_tag)
+{
+    return wait_notify(handle, wait_slot, wait_tag, 0);
+}

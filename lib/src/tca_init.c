@@ -1,0 +1,16 @@
+/*
+ * tca_init.c - tcaInit, apart from the rest so that code which never opens
+ * the real device (unit tests with a fake one) need not link the backend.
+ */
+#include "device.h"
+#include "tca_internal.h"
+
+tcaresult tcaInit(void)
+{
+    if (tca_dev())
+        return TCA_SUCCESS;
+    p2_dev *dev = p2_device();
+    if (!dev)
+        return TCA_ERROR_DEVICE;
+    return tca_lib_attach(dev);
+}

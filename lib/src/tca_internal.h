@@ -1,0 +1,135 @@
+/*
+ * tca_internal.h - the TCA library's private state and its pure helpers
+ * (handle checks, descriptor building), factored out so they can be tested
+ * without a device.
+ */
+#ifndef TCA_INTERNAL_H
+#define TCA_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tca-api.h"
+#include "tca_alloc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "dev.h"
+
+#define TCA_MEMORY_KINDS 2 /* tcaMemoryCPU, tcaMemoryGPU */
+
+/* How a channel's current chain was loaded (what tcaStartDMADesc starts). */
+typedef enum tca_channel_mode {
+    TCA_CHANNEL_UNSET = 0,
+    TCA_CHANNEL_CHAIN = 1,    /* descriptors in host memory at P2_DMA_DESC_PTR */
+    TCA_CHANNEL_REGISTERS = 2 /* descriptors in the channel's register slots */
+} tca_channel_mode;
+
+typedef struct tca_channel {
+    tca_channel_mode mode;
+    const tcaDesc *chain;  /* chain mode: whose descriptor memory DESC_PTR names */
+    p2_error last_error;   /* what the last tcaWaitDMAC saw */
+} tca_channel;
+
+/* Library state of this process; valid while dev != NULL. */
+typedef struct tca_lib {
+    pthread_mutex_t lock;  /* init, finalize and the arenas */
+    p2_dev *dev;
+    unsigned generation;   /* counts attaches: descriptor memory of an older one is gone */
+    int register_mode;     /* tcaDMADescInt_Init was called */
+    tca_arena arena[TCA_MEMORY_KINDS];
+    tca_channel channel[P2_DMA_CHANNELS];
+} tca_lib;
+
+extern tca_lib tca_g;
+
+/* The attached device, or NULL before tcaInit. */
+static inline p2_dev *tca_dev(void)
+{
+    return tca_g.dev;
+}
+
+/* Attaches the library to `dev` (idempotent for the same device). */
+tcaresult tca_lib_attach(p2_dev *dev);
+/* Drops all state; tca_dev() is NULL afterwards. */
+void tca_lib_detach(void);
+
+/* Test hook: run the library against `dev` (a fake), as if tcaInit had opened
+ * it; NULL detaches. Replaces any earlier device. */
+void tca_set_device_for_testing(p2_dev *dev);
+
+/* Arena of `kind` under the lock; TCA_ARENA_* statuses mapped to tcaresult. */
+tcaresult tca_arena_alloc_locked(tcaMemoryKind kind, uint64_t size, uint64_t *offset);
+void tca_arena_free_locked(tcaMemoryKind kind, uint64_t offset);
+
+/* --- handles -------------------------------------------------------------- */
+
+/* The validity word over a handle's fields; never 0. */
+uint32_t tca_handle_check_word(const tcaHandle *handle);
+
+/* The handle as tcaCreateHandle makes it. */
+tcaHandle tca_handle_make(uint64_t pcie_addr, uint64_t size, tcaMemoryKind kind,
+                          unsigned node);
+
+/* TCA_SUCCESS if `handle` is self-consistent and names a node below `nnodes`,
+ * else TCA_ERROR_INVALID_HANDLE. */
+tcaresult tca_handle_validate(const tcaHandle *handle, unsigned nnodes);
+
+/* TCA_SUCCESS if [offset, offset + extent) lies in the region, else
+ * TCA_ERROR_OUT_OF_RANGE. */
+tcaresult tca_handle_range(const tcaHandle *handle, uint64_t offset, uint64_t extent);
+
+uint32_t tca_pio_check_word(const tcaPIOHandle *pio);
+
+/* --- descriptors ---------------------------------------------------------- */
+
+/* One tcaDescSetMemcpy / tcaDescSetMemcpy2D call. 1-D transfers have
+ * block_stride = 0, count = 1 and pitches 0. */
+typedef struct tca_transfer {
+    const tcaHandle *dst;
+    uint64_t dst_offset, dst_pitch;
+    const tcaHandle *src;
+    uint64_t src_offset, src_pitch;
+    uint64_t width, count;
+    int block_stride;
+    int flags, wait_slot, wait_tag;
+} tca_transfer;
+
+#define TCA_DMA_FLAGS_ALL                                                    \
+    (tcaDMAUseInternal | tcaDMAUseNotifyInternal | tcaDMANotify | tcaDMANotifySelf | \
+     tcaDMAPipeline)
+
+/* *desc = the hardware descriptor for `t` sent by node `self_node` of a
+ * cluster of `nnodes` (next = 0), after every check tcaDescSetMemcpy documents. */
+tcaresult tca_desc_build(const tca_transfer *t, unsigned self_node, unsigned nnodes,
+                         p2_desc *desc);
+
+/* Links descs[0 .. count) stored consecutively at PCIe address `base`:
+ * each `next` names the following one, the last's is 0. */
+void tca_desc_link(p2_desc *descs, size_t count, uint64_t base);
+
+/* The chain object behind tcaDesc. */
+struct tcaDesc {
+    p2_desc *items;        /* transfers in order, next = 0 */
+    size_t count, capacity;
+    int wants_registers;   /* a transfer carried tcaDMAUseInternal */
+    /* Chain-mode descriptor memory in the host arena, kept across sets. */
+    int has_memory;
+    unsigned memory_generation;
+    uint64_t memory_offset;
+    size_t memory_slots;
+};
+
+static inline int tca_channel_valid(int dmac_channel)
+{
+    return dmac_channel >= 0 && dmac_channel < P2_DMA_CHANNELS;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCA_INTERNAL_H */

@@ -1,0 +1,118 @@
+// fake_device.h - a p2_dev whose operations record every call and answer
+// from a small register file, so the library's device calls can be checked
+// without the simulator.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tca_internal.h"
+
+struct FakeDevice {
+    struct Call {
+        Call(std::string name, uint64_t a_ = 0, uint64_t b_ = 0, uint64_t c_ = 0)
+            : op(std::move(name)), a(a_), b(b_), c(c_)
+        {
+        }
+        std::string op;
+        uint64_t a, b, c;
+        std::vector<uint8_t> data;
+    };
+
+    p2_dev dev{};
+    std::vector<uint8_t> host, gpu;
+    std::vector<Call> calls;
+    std::map<uint64_t, uint64_t> regs;                        // read values
+    std::map<std::pair<unsigned, unsigned>, int> pending;     // notifications
+    p2_wait_result wait_result = P2_WAIT_OK;                  // for wait_reg / wait_notify
+
+    FakeDevice(unsigned node, unsigned nnodes, size_t host_size = 1 << 20,
+               size_t gpu_size = 1 << 20)
+        : host(host_size), gpu(gpu_size)
+    {
+        dev.ops = &ops_table;
+        dev.rank = (int)node;
+        dev.size = (int)nnodes;
+        dev.node = node;
+        dev.nnodes = nnodes;
+        dev.host_mem = host_size ? host.data() : nullptr;
+        dev.host_size = host_size;
+        dev.gpu_mem = gpu_size ? gpu.data() : nullptr;
+        dev.gpu_size = gpu_size;
+        dev.priv = this;
+    }
+
+    std::vector<Call> ops_named(const std::string &op) const
+    {
+        std::vector<Call> out;
+        for (const Call &c : calls)
+            if (c.op == op)
+                out.push_back(c);
+        return out;
+    }
+
+    // The last value written to `reg`, or ~0 if never written.
+    uint64_t written(uint64_t reg) const
+    {
+        uint64_t v = ~0ull;
+        for (const Call &c : calls)
+            if (c.op == "mmio_write" && c.a == reg)
+                v = c.b;
+        return v;
+    }
+
+    static FakeDevice *self(p2_dev *d) { return static_cast<FakeDevice *>(d->priv); }
+
+    static void close_op(p2_dev *d) { self(d)->calls.emplace_back("close"); }
+    static void mmio_write_op(p2_dev *d, uint64_t reg, uint64_t value)
+    {
+        self(d)->calls.emplace_back("mmio_write", reg, value);
+    }
+    static uint64_t mmio_read_op(p2_dev *d, uint64_t reg)
+    {
+        self(d)->calls.emplace_back("mmio_read", reg);
+        auto it = self(d)->regs.find(reg);
+        return it == self(d)->regs.end() ? 0 : it->second;
+    }
+    static void pio_write_op(p2_dev *d, uint64_t off, const void *src, size_t len)
+    {
+        Call c{"pio_write", off, len};
+        c.data.assign((const uint8_t *)src, (const uint8_t *)src + len);
+        self(d)->calls.push_back(c);
+    }
+    static void pio_commit_op(p2_dev *d) { self(d)->calls.emplace_back("pio_commit"); }
+    static p2_wait_result wait_reg_op(p2_dev *d, uint64_t reg, uint64_t mask, uint64_t value)
+    {
+        self(d)->calls.emplace_back("wait_reg", reg, mask, value);
+        return self(d)->wait_result;
+    }
+    static p2_wait_result wait_notify_op(p2_dev *d, unsigned slot, unsigned tag, int block)
+    {
+        FakeDevice *f = self(d);
+        f->calls.emplace_back("wait_notify", slot, tag, (uint64_t)block);
+        if (f->wait_result != P2_WAIT_OK)
+            return f->wait_result;
+        int &n = f->pending[{slot, tag}];
+        if (n > 0) {
+            n--;
+            return P2_WAIT_OK;
+        }
+        return block ? P2_WAIT_OK : P2_WAIT_NOT_YET;  // blocking: "it arrived"
+    }
+    static p2_wait_result wait_mem_op(p2_dev *d, const volatile uint64_t *, uint64_t)
+    {
+        self(d)->calls.emplace_back("wait_mem");
+        return P2_WAIT_OK;
+    }
+    static double wtime_op(p2_dev *) { return 0.0; }
+    static void compute_op(p2_dev *, double) {}
+
+    static constexpr p2_dev_ops ops_table = {
+        "fake",       close_op,     mmio_write_op, mmio_read_op,  pio_write_op, pio_commit_op,
+        wait_reg_op,  wait_notify_op, wait_mem_op, wtime_op,      compute_op,
+    };
+};

@@ -1,0 +1,427 @@
+// The API's device calls against a fake device that records what the
+// library asks of it: memory and handles, chains in host memory and in
+// registers, start, wait, notifications and PIO.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "fake_device.h"
+
+namespace {
+
+constexpr unsigned kNode = 1, kNodes = 4;
+
+struct TcaDevice : ::testing::Test {
+    FakeDevice fake{kNode, kNodes};
+    void SetUp() override { tca_set_device_for_testing(&fake.dev); }
+    void TearDown() override { tca_set_device_for_testing(nullptr); }
+
+    tcaHandle local(tcaMemoryKind kind, size_t size, void **out = nullptr)
+    {
+        void *p = nullptr;
+        EXPECT_EQ(tcaMalloc(&p, size, kind), TCA_SUCCESS);
+        tcaHandle h{};
+        EXPECT_EQ(tcaCreateHandle(&h, p, size, kind), TCA_SUCCESS);
+        if (out)
+            *out = p;
+        return h;
+    }
+    // What another rank would send us: a handle to its node's host memory.
+    static tcaHandle remote(unsigned node, uint64_t off, uint64_t size,
+                            tcaMemoryKind kind = tcaMemoryCPU)
+    {
+        return tca_handle_make(
+            p2_node_base(node) + (kind == tcaMemoryCPU ? P2_HOST_OFFSET : P2_GPU_OFFSET) + off,
+            size, kind, node);
+    }
+};
+
+#ifdef TCA_TEST_HAVE_DEVICE
+// tcaInit links the real backend (device.c), built once it exists.
+TEST_F(TcaDevice, InitIsIdempotentOnceAttached)
+{
+    EXPECT_EQ(tcaInit(), TCA_SUCCESS);
+    EXPECT_EQ(tcaInit(), TCA_SUCCESS);
+    EXPECT_TRUE(fake.calls.empty()) << "attaching touches no register";
+}
+
+TEST(TcaInit, OutsideTheEmulatorThereIsNoDevice)
+{
+    tca_set_device_for_testing(nullptr);
+    EXPECT_EQ(tcaInit(), TCA_ERROR_DEVICE);
+    EXPECT_EQ(tcaMalloc(nullptr, 8, tcaMemoryCPU), TCA_ERROR_NOT_INITIALIZED);
+}
+#endif
+
+TEST_F(TcaDevice, MallocComesFromTheArenaOfItsKind)
+{
+    void *c = nullptr, *g = nullptr;
+    ASSERT_EQ(tcaMalloc(&c, 100, tcaMemoryCPU), TCA_SUCCESS);
+    ASSERT_EQ(tcaMalloc(&g, 100, tcaMemoryGPU), TCA_SUCCESS);
+    EXPECT_EQ(c, fake.host.data());
+    EXPECT_EQ(g, fake.gpu.data());
+    void *c2 = nullptr;
+    ASSERT_EQ(tcaMalloc(&c2, 8, tcaMemoryCPU), TCA_SUCCESS);
+    EXPECT_EQ((uint8_t *)c2, fake.host.data() + 128) << "64-byte aligned, first fit";
+    EXPECT_EQ(tcaFree(c, tcaMemoryGPU), TCA_ERROR_NOT_REGISTERED) << "wrong kind";
+    EXPECT_EQ(tcaFree(c, tcaMemoryCPU), TCA_SUCCESS);
+    EXPECT_EQ(tcaFree(c, tcaMemoryCPU), TCA_ERROR_NOT_REGISTERED) << "twice";
+    EXPECT_EQ(tcaFree(g, tcaMemoryGPU), TCA_SUCCESS);
+    int stack;
+    EXPECT_EQ(tcaFree(&stack, tcaMemoryCPU), TCA_ERROR_NOT_REGISTERED);
+}
+
+TEST_F(TcaDevice, MallocErrors)
+{
+    void *p = (void *)0x1;
+    EXPECT_EQ(tcaMalloc(nullptr, 8, tcaMemoryCPU), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaMalloc(&p, 0, tcaMemoryCPU), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaMalloc(&p, 8, (tcaMemoryKind)7), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaMalloc(&p, fake.host.size() + 1, tcaMemoryCPU), TCA_ERROR_OUT_OF_MEMORY);
+    EXPECT_EQ(p, (void *)0x1) << "output untouched on failure";
+    EXPECT_EQ(tcaFree(nullptr, tcaMemoryCPU), TCA_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(TcaDevice, GpuArenaMayBeAbsent)
+{
+    FakeDevice nogpu{kNode, kNodes, 1 << 16, 0};
+    tca_set_device_for_testing(&nogpu.dev);
+    void *p = nullptr;
+    EXPECT_EQ(tcaMalloc(&p, 8, tcaMemoryGPU), TCA_ERROR_OUT_OF_MEMORY);
+    tcaHandle h;
+    int x;
+    EXPECT_EQ(tcaCreateHandle(&h, &x, sizeof x, tcaMemoryGPU), TCA_ERROR_NOT_REGISTERED);
+}
+
+TEST_F(TcaDevice, HandlesCarryPcieAddressesOfThisNode)
+{
+    void *p;
+    tcaHandle h = local(tcaMemoryCPU, 256, &p);
+    EXPECT_EQ(h.pcie_addr, p2_node_base(kNode) + P2_HOST_OFFSET);
+    EXPECT_EQ(h.size, 256u);
+    EXPECT_EQ(h.kind, (uint32_t)tcaMemoryCPU);
+    EXPECT_EQ(h.node, kNode);
+    EXPECT_EQ(h.reserved, 0u);
+
+    tcaHandle inner;
+    ASSERT_EQ(tcaCreateHandle(&inner, (uint8_t *)p + 64, 64, tcaMemoryCPU), TCA_SUCCESS);
+    EXPECT_EQ(inner.pcie_addr, p2_node_base(kNode) + P2_HOST_OFFSET + 64);
+
+    tcaHandle g = local(tcaMemoryGPU, 512);
+    EXPECT_EQ(g.pcie_addr, p2_node_base(kNode) + P2_GPU_OFFSET);
+    EXPECT_EQ(g.kind, (uint32_t)tcaMemoryGPU);
+}
+
+TEST_F(TcaDevice, HandleErrors)
+{
+    tcaHandle h;
+    h.check = 42;
+    int stack[4];
+    EXPECT_EQ(tcaCreateHandle(&h, stack, sizeof stack, tcaMemoryCPU), TCA_ERROR_NOT_REGISTERED);
+    EXPECT_EQ(tcaCreateHandle(&h, fake.host.data(), fake.host.size() + 1, tcaMemoryCPU),
+              TCA_ERROR_NOT_REGISTERED);
+    EXPECT_EQ(tcaCreateHandle(&h, fake.host.data() + fake.host.size() - 8, 16, tcaMemoryCPU),
+              TCA_ERROR_NOT_REGISTERED);
+    EXPECT_EQ(tcaCreateHandle(&h, fake.host.data(), 64, tcaMemoryGPU), TCA_ERROR_NOT_REGISTERED);
+    EXPECT_EQ(tcaCreateHandle(nullptr, fake.host.data(), 64, tcaMemoryCPU),
+              TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaCreateHandle(&h, nullptr, 64, tcaMemoryCPU), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaCreateHandle(&h, fake.host.data(), 0, tcaMemoryCPU), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(h.check, 42u) << "output untouched on failure";
+    EXPECT_EQ(tcaDestroyHandle(nullptr), TCA_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(TcaDevice, ChainModeWritesLinkedDescriptorsToHostMemory)
+{
+    tcaHandle src = local(tcaMemoryCPU, 4096);
+    tcaHandle dst = remote(2, 0x10000, 4096);
+    tcaDesc *d = tcaDescNew();
+    ASSERT_EQ(tcaDescSetMemcpy(d, &dst, 0, &src, 0, 1024, 0, 0, 0), TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSetMemcpy(d, &dst, 1024, &src, 1024, 1024, 0, 0, 0), TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSetMemcpy(d, &dst, 2048, &src, 2048, 8, tcaDMANotify, 3, 0x100),
+              TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSet(d, 2), TCA_SUCCESS);
+
+    uint64_t ptr = fake.written(P2_REG_DMA(2, P2_DMA_DESC_PTR));
+    ASSERT_EQ(p2_addr_node(ptr), kNode);
+    ASSERT_EQ(p2_addr_window(ptr), P2_WIN_HOST);
+    uint64_t off = p2_addr_offset(ptr) - P2_HOST_OFFSET;
+    EXPECT_EQ(off % P2_DESC_SIZE, 0u);
+    const p2_desc *mem = (const p2_desc *)(fake.host.data() + off);
+    EXPECT_EQ(mem[0].src, src.pcie_addr);
+    EXPECT_EQ(mem[0].dst, dst.pcie_addr);
+    EXPECT_EQ(mem[0].length, 1024u);
+    EXPECT_EQ(mem[0].next, ptr + P2_DESC_SIZE);
+    EXPECT_EQ(mem[1].src, src.pcie_addr + 1024);
+    EXPECT_EQ(mem[1].next, ptr + 2 * P2_DESC_SIZE);
+    EXPECT_EQ(mem[2].flags, P2_DESC_NOTIFY);
+    EXPECT_EQ(mem[2].wait_slot, 3u);
+    EXPECT_EQ(mem[2].wait_tag, 0x100u);
+    EXPECT_EQ(mem[2].next, 0u);
+    EXPECT_TRUE(fake.ops_named("mmio_write").size() == 1) << "only DESC_PTR";
+
+    // Descriptor memory is not handed out to the user while the chain lives.
+    void *p;
+    ASSERT_EQ(tcaMalloc(&p, 64, tcaMemoryCPU), TCA_SUCCESS);
+    EXPECT_FALSE((uint8_t *)p >= (const uint8_t *)mem &&
+                 (uint8_t *)p < (const uint8_t *)(mem + 3));
+
+    ASSERT_EQ(tcaStartDMADesc(2), TCA_SUCCESS);
+    EXPECT_EQ(fake.written(P2_REG_DMA(2, P2_DMA_START)), (uint64_t)P2_DMA_START_CHAIN);
+
+    // Re-setting the unchanged chain reuses its memory.
+    ASSERT_EQ(tcaDescSet(d, 1), TCA_SUCCESS);
+    EXPECT_EQ(fake.written(P2_REG_DMA(1, P2_DMA_DESC_PTR)), ptr);
+    EXPECT_EQ(tcaDescFree(d), TCA_SUCCESS);
+    EXPECT_EQ(tcaStartDMADesc(2), TCA_ERROR_CHANNEL_NOT_SET) << "its memory is gone";
+    EXPECT_EQ(tcaStartDMADesc(1), TCA_ERROR_CHANNEL_NOT_SET);
+}
+
+TEST_F(TcaDevice, RegisterModeWritesDescriptorRegisters)
+{
+    tcaHandle src = local(tcaMemoryGPU, 4096);
+    tcaHandle dst = remote(0, 0, 4096, tcaMemoryGPU);
+    tcaDesc *d = tcaDescNew();
+    ASSERT_EQ(tcaDescSetMemcpy2D(d, &dst, 0, 256, &src, 0, 128, 64, 4, tcaDMAUseInternal, 1, 2),
+              TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSetMemcpy(d, &dst, 2048, &src, 2048, 8, 0, 0, 0), TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSet(d, 3), TCA_SUCCESS);
+
+    auto writes = fake.ops_named("mmio_write");
+    ASSERT_EQ(writes.size(), 2 * P2_DESC_SIZE / 8 + 1);
+    p2_desc regs[2];
+    uint64_t words[2 * P2_DESC_SIZE / 8];
+    for (size_t i = 0; i < 2 * P2_DESC_SIZE / 8; i++) {
+        EXPECT_EQ(writes[i].a, P2_REG_DESC(3, i / 8) + 8 * (i % 8));
+        words[i] = writes[i].b;
+    }
+    std::memcpy(regs, words, sizeof regs);
+    EXPECT_EQ(regs[0].flags, P2_DESC_BLOCK_STRIDE);
+    EXPECT_EQ(regs[0].block_count, 4u);
+    EXPECT_EQ(regs[0].src_stride, 128u);
+    EXPECT_EQ(regs[0].dst_stride, 256u);
+    EXPECT_EQ(regs[0].wait_slot, 1u);
+    EXPECT_EQ(regs[0].wait_tag, 2u);
+    EXPECT_EQ(regs[1].src, src.pcie_addr + 2048);
+    EXPECT_EQ(regs[1].next, 0u);
+    EXPECT_EQ(writes.back().a, (uint64_t)P2_REG_DMA(3, P2_DMA_REG_COUNT));
+    EXPECT_EQ(writes.back().b, 2u);
+
+    ASSERT_EQ(tcaStartDMADesc(3), TCA_SUCCESS);
+    EXPECT_EQ(fake.written(P2_REG_DMA(3, P2_DMA_START)), (uint64_t)P2_DMA_START_REGISTERS);
+    tcaDescFree(d);
+    EXPECT_EQ(tcaStartDMADesc(3), TCA_SUCCESS) << "the registers still hold the chain";
+}
+
+TEST_F(TcaDevice, DescIntInitSwitchesLaterSetsToRegisters)
+{
+    tcaHandle src = local(tcaMemoryCPU, 4096);
+    tcaDesc *d = tcaDescNew();
+    ASSERT_EQ(tcaDescSetMemcpy(d, &src, 2048, &src, 0, 8, 0, 0, 0), TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSet(d, 0), TCA_SUCCESS);
+    EXPECT_NE(fake.written(P2_REG_DMA(0, P2_DMA_DESC_PTR)), ~0ull);
+    ASSERT_EQ(tcaDMADescInt_Init(), TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSet(d, 0), TCA_SUCCESS);
+    EXPECT_EQ(fake.written(P2_REG_DMA(0, P2_DMA_REG_COUNT)), 1u);
+    ASSERT_EQ(tcaStartDMADesc(0), TCA_SUCCESS);
+    EXPECT_EQ(fake.written(P2_REG_DMA(0, P2_DMA_START)), (uint64_t)P2_DMA_START_REGISTERS);
+    tcaDescFree(d);
+}
+
+TEST_F(TcaDevice, RegisterModeRefusesLongChains)
+{
+    tcaHandle src = local(tcaMemoryCPU, 4096);
+    tcaDesc *d = tcaDescNew();
+    for (int i = 0; i < P2_DESC_REG_SLOTS; i++)
+        ASSERT_EQ(tcaDescSetMemcpy(d, &src, 2048 + 8 * i, &src, 0, 8, tcaDMAUseInternal, 0, 0),
+                  TCA_SUCCESS);
+    EXPECT_EQ(tcaDescSet(d, 0), TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSetMemcpy(d, &src, 3000, &src, 0, 8, 0, 0, 0), TCA_SUCCESS);
+    fake.calls.clear();
+    EXPECT_EQ(tcaDescSet(d, 0), TCA_ERROR_CHAIN_TOO_LONG);
+    EXPECT_TRUE(fake.calls.empty()) << "a refused chain touches no register";
+    tcaDescFree(d);
+}
+
+TEST_F(TcaDevice, ChainGrowthMovesItsMemory)
+{
+    tcaHandle src = local(tcaMemoryCPU, 4096);
+    tcaDesc *d = tcaDescNew();
+    for (int i = 0; i < 40; i++) {
+        ASSERT_EQ(tcaDescSetMemcpy(d, &src, 2048, &src, 8 * i, 8, 0, 0, 0), TCA_SUCCESS);
+        ASSERT_EQ(tcaDescSet(d, 0), TCA_SUCCESS);
+        uint64_t ptr = fake.written(P2_REG_DMA(0, P2_DMA_DESC_PTR));
+        const p2_desc *mem =
+            (const p2_desc *)(fake.host.data() + p2_addr_offset(ptr) - P2_HOST_OFFSET);
+        for (int k = 0; k <= i; k++) {
+            ASSERT_EQ(mem[k].src, src.pcie_addr + 8 * k);
+            ASSERT_EQ(mem[k].next, k == i ? 0 : ptr + (k + 1) * P2_DESC_SIZE);
+        }
+    }
+    tcaDescFree(d);
+}
+
+TEST_F(TcaDevice, SetAndStartErrors)
+{
+    tcaHandle src = local(tcaMemoryCPU, 64);
+    tcaDesc *d = tcaDescNew();
+    EXPECT_EQ(tcaDescSet(d, 0), TCA_ERROR_EMPTY_CHAIN);
+    ASSERT_EQ(tcaDescSetMemcpy(d, &src, 0, &src, 0, 8, 0, 0, 0), TCA_SUCCESS);
+    EXPECT_EQ(tcaDescSet(d, -1), TCA_ERROR_INVALID_CHANNEL);
+    EXPECT_EQ(tcaDescSet(d, P2_DMA_CHANNELS), TCA_ERROR_INVALID_CHANNEL);
+    EXPECT_EQ(tcaDescSet(nullptr, 0), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaStartDMADesc(P2_DMA_CHANNELS), TCA_ERROR_INVALID_CHANNEL);
+    EXPECT_EQ(tcaStartDMADesc(0), TCA_ERROR_CHANNEL_NOT_SET);
+    EXPECT_EQ(tcaWaitDMAC(-1), TCA_ERROR_INVALID_CHANNEL);
+    EXPECT_EQ(tcaDescSetMemcpy(nullptr, &src, 0, &src, 0, 8, 0, 0, 0),
+              TCA_ERROR_INVALID_ARGUMENT);
+    tcaHandle stranger = remote(kNodes, 0, 64);  // a node beyond this cluster
+    EXPECT_EQ(tcaDescSetMemcpy(d, &stranger, 0, &src, 0, 8, 0, 0, 0), TCA_ERROR_INVALID_HANDLE);
+    tcaHandle far = remote(2, 0, 64);
+    EXPECT_EQ(tcaDescSetMemcpy(d, &src, 0, &far, 0, 8, 0, 0, 0), TCA_ERROR_REMOTE_SOURCE);
+    EXPECT_EQ(tcaDescSetMemcpy(d, &far, 60, &src, 0, 8, 0, 0, 0), TCA_ERROR_OUT_OF_RANGE);
+    EXPECT_EQ(tcaDescSetMemcpy(d, &far, 0, &src, 0, 8, 0, P2_NOTIFY_SLOTS, 0),
+              TCA_ERROR_INVALID_SLOT);
+    EXPECT_EQ(tcaDescSetMemcpy(d, &far, 0, &src, 0, 8, 0, 0, 0x10000), TCA_ERROR_INVALID_TAG);
+    EXPECT_TRUE(fake.calls.empty()) << "refused calls touch no register";
+    tcaDescFree(d);
+}
+
+TEST_F(TcaDevice, OlderNamesBehaveAlike)
+{
+    tcaHandle src = local(tcaMemoryCPU, 64);
+    tcaDesc *d = nullptr;
+    EXPECT_EQ(tcaCreateDMADesc(nullptr), TCA_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(tcaCreateDMADesc(&d), TCA_SUCCESS);
+    ASSERT_NE(d, nullptr);
+    ASSERT_EQ(tcaSetDMADescMemcpy(d, &src, 32, &src, 0, 8, 0, 0, 0), TCA_SUCCESS);
+    ASSERT_EQ(tcaSetDMAChain(d, 1), TCA_SUCCESS);
+    EXPECT_NE(fake.written(P2_REG_DMA(1, P2_DMA_DESC_PTR)), ~0ull);
+    tcaDescFree(d);
+}
+
+TEST_F(TcaDevice, WaitDmacWaitsForNotBusyThenChecksStatus)
+{
+    ASSERT_EQ(tcaWaitDMAC(1), TCA_SUCCESS);
+    auto waits = fake.ops_named("wait_reg");
+    ASSERT_EQ(waits.size(), 1u);
+    EXPECT_EQ(waits[0].a, (uint64_t)P2_REG_DMA(1, P2_DMA_STATUS));
+    EXPECT_EQ(waits[0].b, (uint64_t)P2_DMA_BUSY);
+    EXPECT_EQ(waits[0].c, 0u);
+    p2_error e = P2_ERR_BUSY;
+    ASSERT_EQ(tcaGetDMAError(1, &e), TCA_SUCCESS);
+    EXPECT_EQ(e, P2_OK);
+
+    fake.regs[P2_REG_DMA(1, P2_DMA_STATUS)] = P2_DMA_FAILED;
+    fake.regs[P2_REG_DMA(1, P2_DMA_ERROR)] = P2_ERR_SRC_REMOTE;
+    EXPECT_EQ(tcaWaitDMAC(1), TCA_ERROR_DMA_FAILED);
+    ASSERT_EQ(tcaGetDMAError(1, &e), TCA_SUCCESS);
+    EXPECT_EQ(e, P2_ERR_SRC_REMOTE);
+    EXPECT_EQ(tcaGetDMAError(0, &e), TCA_SUCCESS);
+    EXPECT_EQ(e, P2_OK) << "per channel";
+    EXPECT_EQ(tcaGetDMAError(9, &e), TCA_ERROR_INVALID_CHANNEL);
+    EXPECT_EQ(tcaGetDMAError(0, nullptr), TCA_ERROR_INVALID_ARGUMENT);
+
+    fake.wait_result = P2_WAIT_FAILED;
+    EXPECT_EQ(tcaWaitDMAC(1), TCA_ERROR_DEVICE);
+}
+
+TEST_F(TcaDevice, RecvWaitAndTestMatchSlotAndTag)
+{
+    tcaHandle h = local(tcaMemoryCPU, 64);
+    tcaHandle other = remote(3, 0, 64);
+    EXPECT_EQ(tcaTestDMARecvDesc(&h, 4, 0x100), TCA_NOT_YET);
+    fake.pending[{4, 0x100}] = 2;
+    EXPECT_EQ(tcaTestDMARecvDesc(&h, 4, 0x101), TCA_NOT_YET);
+    EXPECT_EQ(tcaTestDMARecvDesc(&other, 4, 0x100), TCA_SUCCESS) << "any handle";
+    EXPECT_EQ(tcaWaitDMARecvDesc(nullptr, 4, 0x100), TCA_SUCCESS) << "NULL handle too";
+    EXPECT_EQ(fake.pending[std::make_pair(4u, 0x100u)], 0);
+    auto waits = fake.ops_named("wait_notify");
+    ASSERT_EQ(waits.size(), 4u);
+    EXPECT_EQ(waits[0].c, 0u) << "test does not block";
+    EXPECT_EQ(waits[3].a, 4u);
+    EXPECT_EQ(waits[3].b, 0x100u);
+    EXPECT_EQ(waits[3].c, 1u) << "wait blocks";
+
+    EXPECT_EQ(tcaWaitDMARecvDesc(&h, P2_NOTIFY_SLOTS, 0), TCA_ERROR_INVALID_SLOT);
+    EXPECT_EQ(tcaWaitDMARecvDesc(&h, -1, 0), TCA_ERROR_INVALID_SLOT);
+    EXPECT_EQ(tcaTestDMARecvDesc(&h, 0, (int)P2_NOTIFY_TAG_MAX + 1), TCA_ERROR_INVALID_TAG);
+    tcaHandle bad = h;
+    bad.node = 0;
+    EXPECT_EQ(tcaWaitDMARecvDesc(&bad, 0, 0), TCA_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(fake.ops_named("wait_notify").size(), 4u) << "refused waits reach no device";
+
+    fake.wait_result = P2_WAIT_FAILED;
+    EXPECT_EQ(tcaWaitDMARecvDesc(&h, 0, 0), TCA_ERROR_DEVICE);
+    EXPECT_EQ(tcaTestDMARecvDesc(&h, 0, 0), TCA_ERROR_DEVICE);
+}
+
+TEST_F(TcaDevice, PioRegionMapsIntoTheWindowOfTheNode)
+{
+    tcaHandle dst = remote(2, 0x3000, 4096);
+    tcaPIOHandle pio;
+    ASSERT_EQ(tcaSetPIORegion(&pio, &dst, 0x100, 512), TCA_SUCCESS);
+    EXPECT_EQ(pio.window_offset, p2_pio_offset(2, 0x3100));
+    EXPECT_EQ(p2_pio_target(pio.window_offset), dst.pcie_addr + 0x100);
+    EXPECT_EQ(pio.size, 512u);
+    EXPECT_EQ(pio.node, 2u);
+
+    const char msg[] = "hello, node 2";
+    ASSERT_EQ(tcaSendPIO(&pio, 8, msg, sizeof msg), TCA_SUCCESS);
+    ASSERT_EQ(tcaSendPIOCommit(), TCA_SUCCESS);
+    ASSERT_EQ(fake.calls.size(), 2u);
+    EXPECT_EQ(fake.calls[0].op, "pio_write");
+    EXPECT_EQ(fake.calls[0].a, pio.window_offset + 8);
+    EXPECT_EQ(fake.calls[0].b, sizeof msg);
+    EXPECT_EQ(std::memcmp(fake.calls[0].data.data(), msg, sizeof msg), 0);
+    EXPECT_EQ(fake.calls[1].op, "pio_commit");
+}
+
+TEST_F(TcaDevice, PioErrors)
+{
+    tcaPIOHandle pio{};
+    tcaHandle dst = remote(2, 0, 4096);
+    EXPECT_EQ(tcaSetPIORegion(nullptr, &dst, 0, 8), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaSetPIORegion(&pio, nullptr, 0, 8), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaSetPIORegion(&pio, &dst, 0, 0), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaSetPIORegion(&pio, &dst, 4000, 100), TCA_ERROR_OUT_OF_RANGE);
+    tcaHandle gpu = remote(2, 0, 4096, tcaMemoryGPU);
+    EXPECT_EQ(tcaSetPIORegion(&pio, &gpu, 0, 8), TCA_ERROR_NOT_SUPPORTED);
+    tcaHandle high = remote(2, P2_PIO_NODE_SPAN - 64, 4096);
+    EXPECT_EQ(tcaSetPIORegion(&pio, &high, 0, 64), TCA_SUCCESS);
+    EXPECT_EQ(tcaSetPIORegion(&pio, &high, 0, 128), TCA_ERROR_PIO_RANGE);
+    tcaHandle forged = dst;
+    forged.pcie_addr += 64;
+    EXPECT_EQ(tcaSetPIORegion(&pio, &forged, 0, 8), TCA_ERROR_INVALID_HANDLE);
+
+    ASSERT_EQ(tcaSetPIORegion(&pio, &dst, 0, 64), TCA_SUCCESS);
+    char buf[128] = {};
+    EXPECT_EQ(tcaSendPIO(&pio, 0, buf, 65), TCA_ERROR_OUT_OF_RANGE);
+    EXPECT_EQ(tcaSendPIO(&pio, 60, buf, 8), TCA_ERROR_OUT_OF_RANGE);
+    EXPECT_EQ(tcaSendPIO(&pio, SIZE_MAX, buf, 2), TCA_ERROR_OUT_OF_RANGE);
+    EXPECT_EQ(tcaSendPIO(&pio, 0, nullptr, 8), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaSendPIO(&pio, 0, buf, 0), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaSendPIO(nullptr, 0, buf, 8), TCA_ERROR_INVALID_ARGUMENT);
+    tcaPIOHandle tampered = pio;
+    tampered.size = 1 << 20;
+    EXPECT_EQ(tcaSendPIO(&tampered, 0, buf, 128), TCA_ERROR_INVALID_HANDLE);
+    tcaPIOHandle unset{};
+    EXPECT_EQ(tcaSendPIO(&unset, 0, buf, 8), TCA_ERROR_INVALID_HANDLE);
+    EXPECT_TRUE(fake.ops_named("pio_write").empty());
+}
+
+TEST_F(TcaDevice, FinalizeDropsStateAndChainsSurviveIt)
+{
+    tcaHandle src = local(tcaMemoryCPU, 64);
+    tcaDesc *d = tcaDescNew();
+    ASSERT_EQ(tcaDescSetMemcpy(d, &src, 32, &src, 0, 8, 0, 0, 0), TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSet(d, 0), TCA_SUCCESS);
+    ASSERT_EQ(tcaFinalize(), TCA_SUCCESS);
+    EXPECT_EQ(tcaStartDMADesc(0), TCA_ERROR_NOT_INITIALIZED);
+    tca_set_device_for_testing(&fake.dev);
+    EXPECT_EQ(tcaStartDMADesc(0), TCA_ERROR_CHANNEL_NOT_SET);
+    ASSERT_EQ(tcaDescSet(d, 0), TCA_SUCCESS) << "gets fresh descriptor memory";
+    EXPECT_EQ(tcaDescFree(d), TCA_SUCCESS);
+}
+
+}  // namespace
