@@ -1,0 +1,29 @@
+/* emu_crash MODE: rank 1 leaves early (MODE "abort": abort(); "exit7": exit(7);
+ * "segv": a null store) while rank 0 waits for a notification. p2run must end
+ * the job with rank 1's status and leave nothing behind. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "p2.h"
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "exit7";
+    p2_dev *dev = p2_device();
+    if (!dev)
+        return 1;
+    if (dev->rank != 1) {
+        dev->ops->wait_notify(dev, 0, 1, 1);
+        return 0;
+    }
+    p2_compute(1e-6);
+    dev->ops->mmio_write(dev, P2_REG_NOTIFY_SELECT, p2_notify_word(0, 2));
+    if (strcmp(mode, "abort") == 0)
+        abort();
+    if (strcmp(mode, "segv") == 0)
+        raise(SIGSEGV);
+    exit(7);
+}
