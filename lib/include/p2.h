@@ -35,6 +35,17 @@ void p2_compute(double seconds);
  * TCA_ERROR_DEVICE when the device or simulator is gone. */
 tcaresult p2_wait_u64(const volatile uint64_t *addr, uint64_t value);
 
+/* Bootstrap exchange for programs without MPI (every rank calls it, the
+ * same number of times, with the same `bytes`): all[q * bytes ...] = rank q's
+ * `mine`, for q in 0 .. p2_size()-1. `bytes` is 1 .. 240; `all` holds
+ * p2_size() * bytes. Runs over the interconnect with PIO into a mailbox that
+ * tcaInit reserves at the start of every node's host memory (calls tcaInit
+ * itself). Not thread safe. TCA_ERROR_INVALID_ARGUMENT, tcaInit's errors,
+ * TCA_ERROR_DEVICE. */
+tcaresult p2_exchange(const void *mine, void *all, size_t bytes);
+/* Returns once every rank has called it: an exchange of 8 bytes. */
+tcaresult p2_barrier(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,7 +20,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,7 +255,7 @@ static void emu_compute(p2_dev *dev, double seconds)
     emu_rank *e = dev->priv;
     emu_enter(e);
     if (seconds > 0)
-        e->clock_ps += (uint64_t)llround(seconds * 1e12);
+        e->clock_ps += (uint64_t)(seconds * 1e12 + 0.5); /* nearest ps */
     emu_leave(e);
 }
 

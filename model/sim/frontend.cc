@@ -91,6 +91,7 @@ void Frontend::poll_ranks() {
         q.data.assign(in->data, in->data + len);
       }
       p2_chan_pop(r.channel);
+      requests_seen_++;
       if (q.stamp < r.last_stamp) {
         // Only --clock=cpu can race like this (a rank's CPU clock read by us
         // before its own read); keep each rank's stamps in order.
@@ -271,7 +272,22 @@ void Frontend::start_wait(Rank& r, Request& q) {
         answer(r, P2_CHAN_FAILED, 0);
         return;
       }
-      break;
+      // A CPU polls a register with reads, and a read never passes the posted
+      // writes before it (PCIe ordering): so the wait sees the chip only after
+      // this rank's earlier stores (a DMA start, say) have landed. The first
+      // poll is a real read; after it, every change of the chip is checked.
+      r.fenced = false;
+      cluster_.host(r.node).mmio_read(
+          reg_addr(r, w.a), [this, index = r.index, seq = w.seq](uint64_t, bool ok) {
+            Rank& rr = ranks_[index];
+            if (!rr.waiting || rr.wait.op != P2_CHAN_WAIT_REG || rr.wait.seq != seq) return;
+            rr.fenced = true;
+            if (!ok)
+              answer(rr, P2_CHAN_FAILED, 0);
+            else if (wait_satisfied(rr))  // the state now, not the value read
+              answer(rr, P2_CHAN_OK, 0);
+          });
+      return;
     case P2_CHAN_WAIT_NOTIFY:
       if (w.a >= P2_NOTIFY_SLOTS || w.b > P2_NOTIFY_TAG_MAX) {
         warn(r, "wait for notification slot " + std::to_string(w.a) + " tag " + hex(w.b) +
@@ -332,7 +348,8 @@ void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
 void Frontend::on_chip_change(unsigned node) {
   for (unsigned i : ranks_on_node_[node]) {
     Rank& r = ranks_[i];
-    if (r.waiting && (r.wait.op == P2_CHAN_WAIT_REG || r.wait.op == P2_CHAN_WAIT_NOTIFY) &&
+    if (r.waiting &&
+        ((r.wait.op == P2_CHAN_WAIT_REG && r.fenced) || r.wait.op == P2_CHAN_WAIT_NOTIFY) &&
         wait_satisfied(r))
       answer(r, P2_CHAN_OK, 0);
   }
@@ -389,8 +406,37 @@ int Frontend::run() {
     }
     // Nothing more can happen until a rank sends something; with --clock=cpu,
     // also until running ranks have consumed more CPU time.
-    p2_job_sleep(job_, bell, clock_ == P2_CLOCK_CPU ? P2_CHAN_CPU_POLL_US : P2_CHAN_LIVENESS_US);
+    check_stall();
+    // With --clock=cpu the running ranks' horizons move by themselves; poll
+    // them often, but only while there is something for time to advance.
+    bool poll = clock_ == P2_CLOCK_CPU && (sc_pending_activity() || next_request());
+    p2_job_sleep(job_, bell, poll ? P2_CHAN_CPU_POLL_US : P2_CHAN_LIVENESS_US);
   }
+}
+
+// A rank that blocks outside the library (in MPI, in sleep, or spinning on
+// memory) while another waits for simulated time to pass holds the whole job
+// under --clock=model: say so once, instead of waiting silently. Host time is
+// only looked at here, for the message; it never changes what is simulated.
+void Frontend::check_stall() {
+  uint64_t mark = now_ps() ^ (requests_seen_ * 0x9e3779b97f4a7c15ull);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double wall = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  if (mark != stall_mark_ || waiting_ == 0) {
+    stall_mark_ = mark;
+    stall_since_ = wall;
+    return;
+  }
+  if (stall_hinted_ || wall - stall_since_ < kStallHintSeconds) return;
+  stall_hinted_ = true;
+  std::cerr << "p2sim: no progress for " << kStallHintSeconds << " s at simulated time "
+            << us(now_ps()) << ":\n";
+  print_ranks(std::cerr);
+  if (clock_ == P2_CLOCK_MODEL)
+    std::cerr << "p2sim: a running rank that blocks outside the library (in MPI, in sleep, or\n"
+                 "  spinning on memory) holds simulated time under --clock=model; such programs\n"
+                 "  need --clock=cpu\n";
 }
 
 void Frontend::finish() {

@@ -84,6 +84,7 @@ class Frontend {
     uint64_t last_stamp = 0;    // stamps arrive nondecreasing
     uint64_t answer_floor = 0;  // the rank's clock is at least this after an answer
     bool waiting = false;       // `wait` executed and not yet answered
+    bool fenced = false;        // register wait: its first read completed
     Request wait;
   };
   struct Key {
@@ -119,6 +120,7 @@ class Frontend {
 
   int deadlock();
   void finish();
+  void check_stall();
 
   p2_job* job_;
   Cluster& cluster_;
@@ -129,6 +131,12 @@ class Frontend {
   unsigned waiting_ = 0;        // ranks with an executed, unanswered request
   bool answered_ = false;       // an answer was given in the current instant
   uint64_t poll_detect_ps_ = 0;
+  // Stall diagnosis (wall time, for a message only).
+  static constexpr double kStallHintSeconds = 2.0;
+  uint64_t requests_seen_ = 0;
+  uint64_t stall_mark_ = 0;
+  double stall_since_ = 0;
+  bool stall_hinted_ = false;
 };
 
 }  // namespace p2

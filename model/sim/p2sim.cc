@@ -99,10 +99,15 @@ struct JobEnd {
     for (const std::string& a : arenas) shm_unlink(a.c_str());
     arenas.clear();
     if (!job) return;
+    // p2run removes every segment of the job; if it was killed (we were
+    // stopped because our parent died), nobody else will.
+    if (getppid() != job->launcher_pid) p2_job_unlink_all(job->name);
     p2_st_sc(&job->sim_verdict, status);
     p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_ENDED));
+    // Ranks still attaching stop waiting now. Ranks blocked in a call are not
+    // woken: after a deadlock p2run ends them, and they would only print noise;
+    // they notice on their own within P2_CHAN_LIVENESS_US otherwise.
     p2_futex_wake(&job->sim_state, INT_MAX);
-    for (unsigned r = 0; r < job->nranks; r++) p2_futex_wake(&job->ranks[r].resp.seq, 1);
   }
 };
 

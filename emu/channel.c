@@ -1,0 +1,297 @@
+/*
+ * channel.c - the job segment, the per-rank request rings and response slots,
+ * and the futex wake-ups between ranks and the simulator.
+ */
+#define _GNU_SOURCE
+#include "channel.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- Futexes ------------------------------------------------------------ */
+
+void p2_futex_wait(const uint32_t *addr, uint32_t expected, long timeout_us)
+{
+    struct timespec ts, *tsp = NULL;
+    if (timeout_us > 0) {
+        ts.tv_sec = timeout_us / 1000000L;
+        ts.tv_nsec = (timeout_us % 1000000L) * 1000L;
+        tsp = &ts;
+    }
+    /* Shared futex (no FUTEX_PRIVATE_FLAG): the word lives in a mapping that
+     * several processes share. EAGAIN (value changed), EINTR and ETIMEDOUT
+     * all mean "look again", which every caller does. */
+    syscall(SYS_futex, addr, FUTEX_WAIT, expected, tsp, NULL, 0);
+}
+
+void p2_futex_wake(const uint32_t *addr, int count)
+{
+    syscall(SYS_futex, addr, FUTEX_WAKE, count, NULL, NULL, 0);
+}
+
+/* ---- The job segment ---------------------------------------------------- */
+
+void p2_job_segment_name(const p2_job *job, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%s-job", job->name);
+}
+
+p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode)
+{
+    if (nranks == 0 || nranks > P2_JOB_MAX_RANKS) {
+        errno = EINVAL;
+        return NULL;
+    }
+    char prefix[P2_JOB_NAME_MAX], name[P2_JOB_NAME_MAX + 8];
+    if ((size_t)snprintf(prefix, sizeof prefix, "/p2-%s", jobid) >= sizeof prefix) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    snprintf(name, sizeof name, "%s-job", prefix);
+    size_t bytes = p2_job_bytes(nranks);
+    shm_unlink(name); /* a stale segment of a killed job that had our id */
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        return NULL;
+    if (ftruncate(fd, (off_t)bytes) != 0) {
+        int e = errno;
+        close(fd);
+        shm_unlink(name);
+        errno = e;
+        return NULL;
+    }
+    p2_job *job = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (job == MAP_FAILED) {
+        shm_unlink(name);
+        errno = e;
+        return NULL;
+    }
+    /* ftruncate zero-fills: every counter, flag and state starts at 0. */
+    job->segment_bytes = bytes;
+    memcpy(job->name, prefix, sizeof prefix);
+    job->nranks = nranks;
+    job->clock_mode = (uint32_t)mode;
+    job->launcher_pid = (int32_t)getpid();
+    for (unsigned r = 0; r < nranks; r++)
+        job->ranks[r].clock_pub = P2_CLOCK_UNKNOWN;
+    p2_st_sc(&job->magic, P2_JOB_MAGIC);
+    return job;
+}
+
+p2_job *p2_job_attach(const char *shm_name, char *err, size_t errlen)
+{
+    int fd = shm_open(shm_name, O_RDWR, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "job segment %s: %s", shm_name, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(p2_job)) {
+        snprintf(err, errlen, "job segment %s: too small to be a p2run job", shm_name);
+        close(fd);
+        return NULL;
+    }
+    p2_job *job = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (job == MAP_FAILED) {
+        snprintf(err, errlen, "job segment %s: mmap: %s", shm_name, strerror(errno));
+        return NULL;
+    }
+    if (p2_ld(&job->magic) != P2_JOB_MAGIC || job->segment_bytes != (uint64_t)st.st_size ||
+        job->nranks == 0 || job->nranks > P2_JOB_MAX_RANKS ||
+        p2_job_bytes(job->nranks) != job->segment_bytes) {
+        snprintf(err, errlen, "job segment %s: not a job of this p2run version", shm_name);
+        munmap(job, (size_t)st.st_size);
+        return NULL;
+    }
+    return job;
+}
+
+void p2_job_detach(p2_job *job)
+{
+    if (job)
+        munmap(job, job->segment_bytes);
+}
+
+int p2_job_unlink_all(const char *prefix)
+{
+    /* POSIX shm objects live in /dev/shm on Linux; names drop the leading '/'. */
+    const char *base = prefix[0] == '/' ? prefix + 1 : prefix;
+    size_t n = strlen(base);
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, base, n) == 0 && e->d_name[n] == '-') {
+            char name[NAME_MAX + 2];
+            snprintf(name, sizeof name, "/%s", e->d_name);
+            if (shm_unlink(name) == 0)
+                removed++;
+        }
+    }
+    closedir(d);
+    return removed;
+}
+
+void p2_job_ring(p2_job *job)
+{
+    __atomic_add_fetch(&job->doorbell, 1, __ATOMIC_SEQ_CST);
+    if (p2_ld_sc(&job->sim_sleeping))
+        p2_futex_wake(&job->doorbell, 1);
+}
+
+void p2_job_sleep(p2_job *job, uint32_t seen, long timeout_us)
+{
+    p2_st_sc(&job->sim_sleeping, 1);
+    if (p2_ld_sc(&job->doorbell) == seen)
+        p2_futex_wait(&job->doorbell, seen, timeout_us);
+    p2_st_sc(&job->sim_sleeping, 0);
+}
+
+/* ---- Rank side ---------------------------------------------------------- */
+
+/* Whether the simulator can still answer: not ended, process alive. */
+static int job_sim_alive(const p2_job *job)
+{
+    if (p2_ld(&job->sim_state) == P2_SIM_ENDED)
+        return 0;
+    pid_t pid = (pid_t)p2_ld(&job->sim_pid);
+    return pid <= 0 || kill(pid, 0) == 0 || errno == EPERM;
+}
+
+int p2_chan_push(p2_job *job, p2_job_rank *r, const p2_chan_req *req)
+{
+    uint64_t head = r->req_head; /* only this rank writes it */
+    int rounds = 0;
+    for (;;) {
+        uint64_t tail = p2_ld_sc(&r->req_tail);
+        if (head - tail < P2_CHAN_SLOTS)
+            break;
+        /* Full: the simulator is behind. Make sure it is awake, then wait for
+         * it to consume (spin a little, then sleep on the tail's low word). */
+        p2_job_ring(job);
+        if (!job_sim_alive(job))
+            return -1;
+        if (rounds++ < P2_CHAN_SPIN_ROUNDS) {
+            sched_yield();
+            continue;
+        }
+        p2_st_sc(&r->producer_sleeping, 1);
+        if (p2_ld_sc(&r->req_tail) == tail)
+            p2_futex_wait((const uint32_t *)&r->req_tail, (uint32_t)tail, P2_CHAN_LIVENESS_US);
+        p2_st_sc(&r->producer_sleeping, 0);
+    }
+    p2_chan_req *slot = &r->ring[head % P2_CHAN_SLOTS];
+    size_t len = req->op == P2_CHAN_PIO ? req->len : 0;
+    memcpy(slot, req, offsetof(p2_chan_req, data) + len);
+    p2_st_sc(&r->req_head, head + 1);
+    p2_job_ring(job);
+    return 0;
+}
+
+int p2_chan_wait_resp(p2_job *job, p2_job_rank *r, uint32_t seq, p2_chan_resp *resp)
+{
+    int rounds = 0;
+    for (;;) {
+        uint32_t cur = p2_ld(&r->resp.seq);
+        if (cur == seq) {
+            resp->seq = seq;
+            resp->status = r->resp.status;
+            resp->value = r->resp.value;
+            resp->time_ps = r->resp.time_ps;
+            return 0;
+        }
+        if (rounds++ < P2_CHAN_SPIN_ROUNDS) {
+            sched_yield();
+            continue;
+        }
+        p2_st_sc(&r->resp_sleeping, 1);
+        if (p2_ld_sc(&r->resp.seq) == cur)
+            p2_futex_wait(&r->resp.seq, cur, P2_CHAN_LIVENESS_US);
+        p2_st_sc(&r->resp_sleeping, 0);
+        if (p2_ld(&r->resp.seq) != seq && !job_sim_alive(job))
+            return -1;
+    }
+}
+
+/* ---- Simulator side ----------------------------------------------------- */
+
+const p2_chan_req *p2_chan_peek(p2_job_rank *r)
+{
+    uint64_t tail = r->req_tail; /* only the simulator writes it */
+    if (p2_ld(&r->req_head) == tail)
+        return NULL;
+    return &r->ring[tail % P2_CHAN_SLOTS];
+}
+
+void p2_chan_pop(p2_job_rank *r)
+{
+    p2_st_sc(&r->req_tail, r->req_tail + 1);
+    if (p2_ld_sc(&r->producer_sleeping))
+        p2_futex_wake((const uint32_t *)&r->req_tail, 1);
+}
+
+void p2_chan_answer(p2_job_rank *r, uint32_t seq, int32_t status, uint64_t value,
+                    uint64_t time_ps)
+{
+    r->resp.status = status;
+    r->resp.value = value;
+    r->resp.time_ps = time_ps;
+    p2_st_sc(&r->resp.seq, seq); /* publishes the fields above */
+    if (p2_ld_sc(&r->resp_sleeping))
+        p2_futex_wake(&r->resp.seq, 1);
+}
+
+/* ---- Diagnostics -------------------------------------------------------- */
+
+void p2_reg_describe(uint64_t reg, char *out, size_t outlen)
+{
+    static const char *const dma_names[] = {"DESC_PTR", "START", "STATUS", "ERROR",
+                                            "REG_COUNT", "DONE", "RUNS"};
+    static const char *const notify_names[] = {"RAISE", "SELECT", "PENDING", "CONSUME",
+                                               "OVERFLOW"};
+    if (reg == P2_REG_CHIP_ID)
+        snprintf(out, outlen, "CHIP_ID");
+    else if (reg == P2_REG_NODE_ID)
+        snprintf(out, outlen, "NODE_ID");
+    else if (reg == P2_REG_NUM_NODES)
+        snprintf(out, outlen, "NUM_NODES");
+    else if (reg == P2_REG_CYCLES)
+        snprintf(out, outlen, "CYCLES");
+    else if (reg == P2_REG_PORT_MODE)
+        snprintf(out, outlen, "PORT_MODE");
+    else if (reg >= P2_REG_ROUTE_BASE && reg < P2_REG_ROUTE(P2_MAX_NODES) && reg % 8 == 0)
+        snprintf(out, outlen, "ROUTE[%u]", (unsigned)((reg - P2_REG_ROUTE_BASE) / 8));
+    else if (reg >= P2_REG_DMA_BASE && reg < P2_REG_DMA(P2_DMA_CHANNELS, 0)) {
+        unsigned c = (unsigned)((reg - P2_REG_DMA_BASE) / P2_REG_DMA_STRIDE);
+        unsigned r = (unsigned)((reg - P2_REG_DMA_BASE) % P2_REG_DMA_STRIDE);
+        if (r % 8 == 0 && r / 8 < sizeof dma_names / sizeof dma_names[0])
+            snprintf(out, outlen, "DMA%u %s", c, dma_names[r / 8]);
+        else
+            snprintf(out, outlen, "DMA%u +0x%x", c, r);
+    } else if (reg >= P2_REG_DESC_BASE && reg < P2_REG_DESC(P2_DMA_CHANNELS, 0)) {
+        uint64_t off = reg - P2_REG_DESC_BASE;
+        unsigned c = (unsigned)(off / (P2_DESC_REG_SLOTS * 64u));
+        unsigned i = (unsigned)(off % (P2_DESC_REG_SLOTS * 64u) / 64u);
+        snprintf(out, outlen, "DESC%u[%u] +0x%x", c, i, (unsigned)(off % 64u));
+    } else if (reg >= P2_REG_NOTIFY_RAISE && reg <= P2_REG_NOTIFY_OVERFLOW && reg % 8 == 0)
+        snprintf(out, outlen, "NOTIFY %s", notify_names[(reg - P2_REG_NOTIFY_RAISE) / 8]);
+    else
+        snprintf(out, outlen, "register 0x%llx", (unsigned long long)reg);
+}

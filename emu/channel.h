@@ -1,0 +1,232 @@
+/*
+ * channel.h - the job segment shared by p2run, the simulator (p2sim) and the
+ * rank processes of one virtual-cluster job.
+ *
+ * One POSIX shared-memory object per job, "/p2-<jobid>-job", created by p2run.
+ * It holds the job's configuration (filled by p2run and the simulator), the
+ * simulator's doorbell, and one channel per rank:
+ *
+ *   rank -> simulator   a single-producer single-consumer ring of requests
+ *                       (posted MMIO writes and PIO stores carry the rank's
+ *                       virtual time; blocking requests carry it too)
+ *   simulator -> rank   one response slot: the rank has at most one blocking
+ *                       request outstanding, so one slot is enough
+ *
+ * Waking: the side that waits spins briefly with sched_yield, then sleeps on a
+ * futex in the shared mapping (FUTEX_WAIT/FUTEX_WAKE, not the _PRIVATE
+ * variants: the futex is shared between processes). A sleeper announces itself
+ * in a flag so the other side only pays for FUTEX_WAKE when someone sleeps.
+ *
+ * Every field that two processes touch is accessed with the __atomic builtins
+ * (the header is included from C11 and C++17, which spell _Atomic differently).
+ *
+ * Memory arenas (registered host memory and GPU memory of every node that runs a
+ * rank) are separate shm objects, "/p2-<jobid>-n<node>-host" / "-gpu", created
+ * by the simulator and mapped by the rank of that node (arena.c).
+ * Every shm name of a job starts with "/p2-<jobid>-", so p2run removes all of
+ * them by that prefix on every exit path.
+ */
+#ifndef P2_EMU_CHANNEL_H
+#define P2_EMU_CHANNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "peach2_hw.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
+#define P2_JOB_MAGIC 0x50324a4f42763031ULL /* "P2JOBv01" */
+#define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
+#define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
+#define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
+#define P2_CHAN_DATA_BYTES 448             /* PIO bytes carried by one request */
+
+/* Spinning before sleeping: enough rounds to catch an answer that is
+ * microseconds away, few enough not to starve 16 ranks on 2 cores. */
+#define P2_CHAN_SPIN_ROUNDS 64
+/* A sleeper wakes this often (microseconds) to check that its peer still
+ * lives; a dead peer is then reported instead of waited for forever. */
+#define P2_CHAN_LIVENESS_US 100000
+/* --clock=cpu: how often the simulator re-reads the CPU clocks of running
+ * ranks while it has nothing else to do (a rank spinning on memory never
+ * rings the doorbell). Shorter polls track the spinners' clocks closer. */
+#define P2_CHAN_CPU_POLL_US 20
+
+/* ---- Request operations ------------------------------------------------- */
+typedef enum p2_chan_op {
+    P2_CHAN_MMIO_WRITE = 1, /* posted: a = reg, b = value */
+    P2_CHAN_MMIO_READ = 2,  /* blocking: a = reg; answer value */
+    P2_CHAN_PIO = 3,        /* posted: a = PIO-window offset, len bytes of data */
+    P2_CHAN_WAIT_REG = 4,   /* blocking: until (reg a & mask c) == value b */
+    P2_CHAN_WAIT_NOTIFY = 5,/* blocking: slot = a, tag = b, block = c; consumes one */
+    P2_CHAN_WAIT_MEM = 6,   /* blocking: until the 8-byte word at PCIe address a == b */
+    P2_CHAN_EXIT = 7        /* posted: the rank is leaving at this stamp */
+} p2_chan_op;
+
+static inline int p2_chan_op_blocks(uint32_t op)
+{
+    return op == P2_CHAN_MMIO_READ || op == P2_CHAN_WAIT_REG || op == P2_CHAN_WAIT_NOTIFY ||
+           op == P2_CHAN_WAIT_MEM;
+}
+
+typedef struct p2_chan_req {
+    uint32_t op;        /* p2_chan_op */
+    uint32_t len;       /* PIO: bytes in data */
+    uint32_t seq;       /* blocking: echoed in the response */
+    uint32_t reserved;
+    uint64_t stamp_ps;  /* the rank's virtual time when it issued this */
+    uint64_t a, b, c;
+    uint8_t data[P2_CHAN_DATA_BYTES];
+} p2_chan_req;
+P2_STATIC_ASSERT(sizeof(p2_chan_req) == 48 + P2_CHAN_DATA_BYTES, "request layout");
+
+/* Response status (the values of the library's p2_wait_result). */
+typedef enum p2_chan_status {
+    P2_CHAN_OK = 0,      /* the condition holds (notify: one was consumed) */
+    P2_CHAN_NOT_YET = 1, /* a test found the condition false */
+    P2_CHAN_FAILED = -1  /* a bad request, or the read completed with an error */
+} p2_chan_status;
+
+typedef struct p2_chan_resp {
+    uint32_t seq;      /* futex word: the simulator stores the request's seq last */
+    int32_t status;
+    uint64_t value;    /* MMIO read: the register's value */
+    uint64_t time_ps;  /* simulated time at which the answer became true */
+} p2_chan_resp;
+
+/* Rank life cycle as seen in the segment. */
+typedef enum p2_rank_state {
+    P2_RANK_NEW = 0,      /* not attached yet */
+    P2_RANK_ATTACHED = 1, /* channel in use */
+    P2_RANK_EXITING = 2   /* sent P2_CHAN_EXIT */
+} p2_rank_state;
+
+/* The published clock of a running rank that has not told the simulator yet:
+ * no bound beyond its last request's stamp. */
+#define P2_CLOCK_UNKNOWN INT64_MIN
+
+typedef struct p2_job_rank {
+    /* written by the rank */
+    uint64_t req_head;          /* requests pushed */
+    int64_t clock_pub;          /* model clock: the rank's clock after its last
+                                   call; cpu clock: clock minus its CPU time (ps) */
+    int32_t pid;
+    uint32_t state;             /* p2_rank_state */
+    uint32_t producer_sleeping; /* the ring was full and the rank sleeps on req_tail */
+    uint32_t resp_sleeping;     /* the rank sleeps on resp.seq */
+    uint8_t pad0[32];
+    /* written by the simulator */
+    uint64_t req_tail;          /* requests consumed; futex on its low word */
+    p2_chan_resp resp;
+    uint8_t pad1[32];
+    /* written by p2run */
+    uint32_t reaped;            /* the process is gone (p2run waited for it) */
+    int32_t wait_status;        /* its waitpid status */
+    uint8_t pad2[56];
+    p2_chan_req ring[P2_CHAN_SLOTS];
+} p2_job_rank;
+
+typedef enum p2_sim_state {
+    P2_SIM_STARTING = 0,
+    P2_SIM_READY = 1, /* arenas exist and the rank parameters below are valid */
+    P2_SIM_ENDED = 2  /* the simulator is gone or going: ranks must not wait */
+} p2_sim_state;
+
+typedef enum p2_clock_mode { P2_CLOCK_MODEL = 0, P2_CLOCK_CPU = 1 } p2_clock_mode;
+
+typedef struct p2_job {
+    /* written by p2run before anyone else starts */
+    uint64_t magic;
+    uint64_t segment_bytes;
+    char name[P2_JOB_NAME_MAX]; /* "/p2-<jobid>": prefix of every shm name */
+    uint32_t nranks;
+    uint32_t clock_mode;        /* p2_clock_mode */
+    int32_t launcher_pid;       /* p2run */
+    uint32_t shutdown;          /* p2run: every rank is gone; finish */
+    int32_t sim_verdict;        /* the simulator's exit status, stored before it
+                                   exits (a deadlock outranks the ranks it fails) */
+    uint32_t reserved0;
+
+    /* written by the simulator before it sets sim_state = READY */
+    uint32_t sim_state;         /* p2_sim_state; futex for ranks waiting to attach */
+    int32_t sim_pid;
+    uint32_t nnodes;
+    uint32_t rank_node[P2_JOB_MAX_RANKS];
+    uint64_t host_bytes, gpu_bytes; /* arena sizes per node */
+    /* RANK-scope parameters (params.def), in picoseconds or bytes */
+    uint64_t lib_call_ps, cpu_mmio_write_ps, pio_store_ps, poll_detect_ps;
+    uint64_t pio_store_bytes;
+
+    /* the simulator's doorbell: rings after every push, attach and exit */
+    uint32_t doorbell;
+    uint32_t sim_sleeping;
+    uint8_t pad[56];
+
+    p2_job_rank ranks[]; /* nranks of them */
+} p2_job;
+
+static inline size_t p2_job_bytes(unsigned nranks)
+{
+    return sizeof(p2_job) + (size_t)nranks * sizeof(p2_job_rank);
+}
+
+/* ---- Shared-memory access helpers --------------------------------------- */
+#define p2_ld(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define p2_st(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define p2_ld_sc(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define p2_st_sc(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+
+/* Futex on a 32-bit word of a shared mapping. wait returns when *addr != expected,
+ * on a wake, a signal, or after timeout_us (<= 0: no timeout). */
+void p2_futex_wait(const uint32_t *addr, uint32_t expected, long timeout_us);
+void p2_futex_wake(const uint32_t *addr, int count);
+
+/* ---- The job segment ---------------------------------------------------- */
+/* Creates "/p2-<jobid>-job" sized for nranks (p2run). Returns NULL with errno. */
+p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode);
+/* Maps an existing job segment by its full shm name (the value of P2_JOB).
+ * Returns NULL with a message in `err`. */
+p2_job *p2_job_attach(const char *shm_name, char *err, size_t errlen);
+void p2_job_detach(p2_job *job);
+/* The job segment's shm name, "<job->name>-job". */
+void p2_job_segment_name(const p2_job *job, char *out, size_t outlen);
+/* Removes every shm object whose name starts with "<prefix>-" (p2run's
+ * cleanup; prefix is job->name). Returns how many were removed. */
+int p2_job_unlink_all(const char *prefix);
+
+/* Wakes the simulator if it sleeps (after a push, attach, exit, reap). */
+void p2_job_ring(p2_job *job);
+/* The simulator sleeps until the doorbell rings (or timeout_us passes);
+ * `seen` is the doorbell value read before it last checked for work. */
+void p2_job_sleep(p2_job *job, uint32_t seen, long timeout_us);
+
+/* ---- Rank side of a channel -------------------------------------------- */
+/* Pushes one request, sleeping while the ring is full. Returns 0, or -1 if the
+ * simulator is gone. */
+int p2_chan_push(p2_job *job, p2_job_rank *r, const p2_chan_req *req);
+/* Waits for the response to request `seq`. Returns 0, or -1 if the simulator is
+ * gone (then *resp is untouched). */
+int p2_chan_wait_resp(p2_job *job, p2_job_rank *r, uint32_t seq, p2_chan_resp *resp);
+
+/* ---- Simulator side of a channel ---------------------------------------- */
+/* The next request, or NULL if the ring is empty. Valid until p2_chan_pop. */
+const p2_chan_req *p2_chan_peek(p2_job_rank *r);
+void p2_chan_pop(p2_job_rank *r);
+/* Posts the answer to a blocking request and wakes the rank. */
+void p2_chan_answer(p2_job_rank *r, uint32_t seq, int32_t status, uint64_t value,
+                    uint64_t time_ps);
+
+/* ---- Diagnostics -------------------------------------------------------- */
+/* A BAR0 register offset in words: "DMA0 STATUS", "NOTIFY PENDING", ... */
+void p2_reg_describe(uint64_t reg, char *out, size_t outlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P2_EMU_CHANNEL_H */

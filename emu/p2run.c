@@ -1,0 +1,740 @@
+/*
+ * p2run - runs a program as N ranks of a virtual PEACH2 cluster.
+ *
+ *   p2run -n N [--topology FILE] [--map FILE] [--routing POLICY] [--params FILE]
+ *         [--clock model|cpu] [--trace FILE] [--stats FILE] [--timeout SECONDS]
+ *         [--launcher mpirun] -- PROGRAM [ARGS...]
+ *
+ * Creates the job segment (channel.h), starts the simulator (p2sim) and, once it
+ * is ready, the N rank processes (or `mpirun -np N`, whose ranks attach with
+ * the rank number Open MPI gives them). Then supervises: the job's status is
+ *   0            every rank exited 0 and the simulator finished;
+ *   the status   of the first rank that exited non-zero (128 + signal when a
+ *                rank was killed; the signal is named);
+ *   2            a bad flag or input file (named in the message);
+ *   3            a deadlock (the simulator prints every rank's wait);
+ *   124          --timeout expired (the simulator prints every rank's state);
+ *   127          the program cannot be run;
+ *   128 + signal p2run itself was interrupted.
+ * On every path the remaining processes are ended (SIGTERM, then SIGKILL after
+ * a grace period) and every shared-memory object of the job is removed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "channel.h"
+
+#ifndef P2_SOURCE_DIR
+#define P2_SOURCE_DIR "."
+#endif
+
+extern char **environ;
+
+enum {
+    P2RUN_USAGE = 2,
+    P2RUN_TIMEOUT = 124,
+    P2RUN_NOEXEC = 127,
+};
+#define P2RUN_DEFAULT_TOPOLOGY "hapacs-tca-2x8.topo"
+/* How long ended processes get between SIGTERM and SIGKILL. */
+#define P2RUN_GRACE_MS 2000
+/* After a timeout, how long the simulator gets to print the ranks' states. */
+#define P2RUN_DUMP_MS 300
+/* Supervision wakes at least this often to notice state changes. */
+#define P2RUN_POLL_MS 50
+
+typedef struct options {
+    int nranks;
+    const char *topology, *map, *routing, *params, *clock, *trace, *stats, *launcher;
+    double timeout_s;
+    char **program; /* PROGRAM ARGS..., NULL-terminated */
+} options;
+
+typedef struct child {
+    pid_t pid;
+    int live;
+    int status; /* waitpid status once reaped */
+} child;
+
+typedef struct job_run {
+    options opt;
+    p2_job *job;
+    char segment[P2_JOB_NAME_MAX + 8];
+    child sim;
+    child *ranks; /* nranks direct children, or one mpirun */
+    int nchildren;
+    int mpirun;
+    sigset_t signals; /* SIGCHLD, SIGINT, SIGTERM, SIGHUP: taken by sigtimedwait */
+    sigset_t old_mask;
+} job_run;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: p2run -n N [--topology FILE] [--map FILE] [--routing POLICY] [--params FILE]\n"
+            "             [--clock model|cpu] [--trace FILE] [--stats FILE] [--timeout SECONDS]\n"
+            "             [--launcher mpirun] -- PROGRAM [ARGS...]\n"
+            "Runs PROGRAM as N ranks of a virtual PEACH2 cluster simulated by p2sim.\n"
+            "  -n N               ranks (1..%d), one per node of the topology\n"
+            "  --topology FILE    cluster topology (default: %s from $P2_TOPOLOGY_DIR\n"
+            "                     or the source tree's topologies/)\n"
+            "  --map FILE         rank-to-node mapping (default: rank r on node r)\n"
+            "  --routing POLICY   tie-break of equal-length paths (ring-first, s-first, balanced)\n"
+            "  --params FILE      parameter file overriding the model's defaults\n"
+            "  --clock model|cpu  rank time: modelled costs only (deterministic), or plus\n"
+            "                     measured CPU time (programs that poll memory)\n"
+            "  --trace FILE       Chrome-trace / Perfetto JSON of every TLP\n"
+            "  --stats FILE       per-link and per-chip statistics as JSON\n"
+            "  --timeout SECONDS  end the job (status 124) after this much wall time\n"
+            "  --launcher mpirun  start the ranks with Open MPI's mpirun\n",
+            P2_JOB_MAX_RANKS, P2RUN_DEFAULT_TOPOLOGY);
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "p2run: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, " (p2run --help for usage)\n");
+    return P2RUN_USAGE;
+}
+
+/* ---- Flags and files ------------------------------------------------------ */
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->clock = "model";
+    int i = 1;
+    for (; i < argc; i++) {
+        char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (arg[0] != '-')
+            break; /* the program */
+        struct {
+            const char *name;
+            const char **value;
+        } flags[] = {{"--topology", &o->topology}, {"--map", &o->map},
+                     {"--routing", &o->routing},   {"--params", &o->params},
+                     {"--clock", &o->clock},       {"--trace", &o->trace},
+                     {"--stats", &o->stats},       {"--launcher", &o->launcher}};
+        const char *value = NULL, *timeout = NULL, *n = NULL;
+        char name[64];
+        const char *eq = strchr(arg, '=');
+        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (name_len >= sizeof name)
+            return usage_error("unknown flag '%s'%s", arg, "");
+        memcpy(name, arg, name_len);
+        name[name_len] = '\0';
+        if (eq)
+            value = eq + 1;
+        else if (strncmp(arg, "-n", 2) == 0 && arg[2] != '\0' && arg[1] != '-') {
+            strcpy(name, "-n"); /* -n4 */
+            value = arg + 2;
+        }
+        const char **target = NULL;
+        for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++)
+            if (strcmp(name, flags[f].name) == 0)
+                target = flags[f].value;
+        if (!target && strcmp(name, "-n") != 0 && strcmp(name, "--timeout") != 0)
+            return usage_error("unknown flag '%s'%s", arg, "");
+        if (!value) {
+            if (i + 1 >= argc)
+                return usage_error("flag '%s' needs a value%s", name, "");
+            value = argv[++i];
+        }
+        if (target) {
+            *target = value;
+            continue;
+        }
+        if (strcmp(name, "-n") == 0)
+            n = value;
+        else
+            timeout = value;
+        char *end;
+        if (n) {
+            errno = 0;
+            long v = strtol(n, &end, 10);
+            if (errno || *end || end == n || v < 1 || v > P2_JOB_MAX_RANKS) {
+                char range[32];
+                snprintf(range, sizeof range, "1 to %d", P2_JOB_MAX_RANKS);
+                return usage_error("-n: '%s' is not a rank count from %s", n, range);
+            }
+            o->nranks = (int)v;
+        }
+        if (timeout) {
+            errno = 0;
+            double v = strtod(timeout, &end);
+            if (errno || *end || end == timeout || !(v > 0))
+                return usage_error("--timeout: '%s' is not a positive number of seconds%s",
+                                   timeout, "");
+            o->timeout_s = v;
+        }
+    }
+    if (o->nranks == 0)
+        return usage_error("-n N is required%s%s", "", "");
+    if (strcmp(o->clock, "model") != 0 && strcmp(o->clock, "cpu") != 0)
+        return usage_error("--clock: '%s' is not 'model' or 'cpu'%s", o->clock, "");
+    if (o->launcher && strcmp(o->launcher, "mpirun") != 0)
+        return usage_error("--launcher: '%s' is not supported (only 'mpirun')%s", o->launcher,
+                           "");
+    if (i >= argc)
+        return usage_error("no program given: p2run -n N [flags] -- PROGRAM [ARGS...]%s%s", "",
+                           "");
+    o->program = &argv[i];
+    return 0;
+}
+
+static int file_readable(const char *flag, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "p2run: %s: cannot read '%s': %s\n", flag, path, strerror(errno));
+        return 0;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "p2run: %s: '%s' is a directory, not a file\n", flag, path);
+        return 0;
+    }
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "p2run: %s: cannot read '%s': %s\n", flag, path, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
+/* Finds an executable the way execvp would. Returns 1 and the path in `out`. */
+static int find_program(const char *name, char *out, size_t outlen)
+{
+    struct stat st;
+    if (strchr(name, '/')) {
+        snprintf(out, outlen, "%s", name);
+        return stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        snprintf(out, outlen, "%.*s/%s", (int)len, len ? path : ".", name);
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+            return 1;
+        path += len + (colon ? 1 : 0);
+    }
+    return 0;
+}
+
+static int program_runnable(const char *what, const char *name)
+{
+    char path[PATH_MAX];
+    if (find_program(name, path, sizeof path))
+        return 1;
+    struct stat st;
+    if (strchr(name, '/') && stat(name, &st) == 0)
+        fprintf(stderr, "p2run: %s '%s': not an executable file\n", what, name);
+    else if (strchr(name, '/'))
+        fprintf(stderr, "p2run: %s '%s': %s\n", what, name, strerror(errno ? errno : ENOENT));
+    else
+        fprintf(stderr, "p2run: %s '%s': not found in PATH\n", what, name);
+    return 0;
+}
+
+static void default_topology(char *out, size_t outlen)
+{
+    const char *dir = getenv("P2_TOPOLOGY_DIR");
+    if (dir && *dir)
+        snprintf(out, outlen, "%s/%s", dir, P2RUN_DEFAULT_TOPOLOGY);
+    else
+        snprintf(out, outlen, "%s/topologies/%s", P2_SOURCE_DIR, P2RUN_DEFAULT_TOPOLOGY);
+}
+
+/* The simulator: $P2_SIM, the one built with p2run, or p2sim in the build tree. */
+static int find_simulator(char *out, size_t outlen)
+{
+    const char *env = getenv("P2_SIM");
+    if (env && *env) {
+        snprintf(out, outlen, "%s", env);
+        return program_runnable("simulator ($P2_SIM)", out);
+    }
+#ifdef P2_SIM_PATH
+    if (access(P2_SIM_PATH, X_OK) == 0) {
+        snprintf(out, outlen, "%s", P2_SIM_PATH);
+        return 1;
+    }
+#endif
+    char self[PATH_MAX - 32]; /* room for the suffix below */
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(out, outlen, "%s/../model/sim/p2sim", self);
+            if (access(out, X_OK) == 0)
+                return 1;
+        }
+    }
+    fprintf(stderr, "p2run: simulator p2sim not found (build it, or set P2_SIM to its path)\n");
+    return 0;
+}
+
+/* ---- Processes ------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* In the child between fork and exec: default signal state, and die with p2run
+ * so that nothing outlives the job even if p2run is killed. */
+static void child_setup(job_run *jr, int death_signal)
+{
+    pid_t parent = jr->job->launcher_pid;
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &jr->old_mask, NULL);
+    prctl(PR_SET_PDEATHSIG, death_signal);
+    if (getppid() != parent)
+        _exit(P2RUN_NOEXEC); /* p2run died before prctl took effect */
+}
+
+static pid_t spawn(job_run *jr, char **argv, int death_signal, int rank)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "p2run: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid > 0)
+        return pid;
+    child_setup(jr, death_signal);
+    setenv("P2_JOB", jr->segment, 1);
+    if (rank >= 0) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", rank);
+        setenv("P2_RANK", v, 1);
+        snprintf(v, sizeof v, "%d", jr->opt.nranks);
+        setenv("P2_SIZE", v, 1);
+    }
+    execvp(argv[0], argv);
+    if (rank >= 0)
+        fprintf(stderr, "p2run: rank %d: cannot run '%s': %s\n", rank, argv[0], strerror(errno));
+    else
+        fprintf(stderr, "p2run: cannot run '%s': %s\n", argv[0], strerror(errno));
+    _exit(P2RUN_NOEXEC);
+}
+
+static int live_children(const job_run *jr)
+{
+    int n = jr->sim.live;
+    for (int i = 0; i < jr->nchildren; i++)
+        n += jr->ranks[i].live;
+    return n;
+}
+
+/* Waits for signals up to `ms` (SIGCHLD is handled by the caller's reap).
+ * Returns the terminating signal taken (SIGINT, SIGTERM, SIGHUP) or 0. */
+static int wait_signal(job_run *jr, long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    siginfo_t info;
+    int sig = sigtimedwait(&jr->signals, &info, &ts);
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+        return sig;
+    return 0;
+}
+
+/* Collects every child that has exited; returns how many. */
+static int reap(job_run *jr, void (*on_exit)(job_run *, child *, int rank))
+{
+    int n = 0, st;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        child *c = NULL;
+        int rank = -1;
+        if (jr->sim.live && pid == jr->sim.pid)
+            c = &jr->sim;
+        for (int i = 0; !c && i < jr->nchildren; i++)
+            if (jr->ranks[i].live && pid == jr->ranks[i].pid) {
+                c = &jr->ranks[i];
+                rank = i;
+            }
+        if (!c)
+            continue; /* not ours (cannot happen: we start every child) */
+        c->live = 0;
+        c->status = st;
+        n++;
+        if (rank >= 0 && !jr->mpirun) {
+            /* The simulator stops counting on this rank once its ring is drained. */
+            p2_st_sc(&jr->job->ranks[rank].wait_status, st);
+            p2_st_sc(&jr->job->ranks[rank].reaped, 1);
+            p2_job_ring(jr->job);
+        }
+        if (on_exit)
+            on_exit(jr, c, rank);
+    }
+    return n;
+}
+
+/* Ends every remaining child: SIGTERM, a grace period, SIGKILL; reaps them all. */
+static void terminate_all(job_run *jr)
+{
+    for (int i = 0; i < jr->nchildren; i++)
+        if (jr->ranks[i].live)
+            kill(jr->ranks[i].pid, SIGTERM);
+    if (jr->sim.live)
+        kill(jr->sim.pid, SIGTERM);
+    double deadline = now_s() + P2RUN_GRACE_MS / 1000.0;
+    while (live_children(jr) && now_s() < deadline) {
+        reap(jr, NULL);
+        if (live_children(jr))
+            wait_signal(jr, P2RUN_POLL_MS / 5);
+    }
+    for (int i = 0; i < jr->nchildren; i++)
+        if (jr->ranks[i].live)
+            kill(jr->ranks[i].pid, SIGKILL);
+    if (jr->sim.live)
+        kill(jr->sim.pid, SIGKILL);
+    while (live_children(jr)) {
+        int st;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0)
+            break;
+        reap(jr, NULL);
+        if (pid == jr->sim.pid)
+            jr->sim.live = 0;
+        for (int i = 0; i < jr->nchildren; i++)
+            if (pid == jr->ranks[i].pid)
+                jr->ranks[i].live = 0;
+    }
+}
+
+/* The shell's convention: a signal's death is 128 + its number. */
+static int exit_code(int st)
+{
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    if (WIFSIGNALED(st))
+        return 128 + WTERMSIG(st);
+    return 1;
+}
+
+static int failed(int st)
+{
+    return !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+}
+
+static void describe_exit(const char *who, pid_t pid, int st)
+{
+    if (WIFSIGNALED(st))
+        fprintf(stderr, "p2run: %s (pid %d) was killed by signal %d (%s)%s\n", who, (int)pid,
+                WTERMSIG(st), strsignal(WTERMSIG(st)), WCOREDUMP(st) ? ", core dumped" : "");
+    else
+        fprintf(stderr, "p2run: %s (pid %d) exited with status %d\n", who, (int)pid,
+                exit_code(st));
+}
+
+static void build_sim_argv(job_run *jr, const char *sim, const char *topology, char **argv)
+{
+    int a = 0;
+    argv[a++] = (char *)sim;
+    argv[a++] = "--job";
+    argv[a++] = jr->segment;
+    argv[a++] = "--topology";
+    argv[a++] = (char *)topology;
+    argv[a++] = "--clock";
+    argv[a++] = (char *)jr->opt.clock;
+    const char *pairs[][2] = {{"--map", jr->opt.map},       {"--routing", jr->opt.routing},
+                              {"--params", jr->opt.params}, {"--trace", jr->opt.trace},
+                              {"--stats", jr->opt.stats}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (pairs[i][1]) {
+            argv[a++] = (char *)pairs[i][0];
+            argv[a++] = (char *)pairs[i][1];
+        }
+    argv[a] = NULL;
+}
+
+/* mpirun [--allow-run-as-root] --oversubscribe --bind-to none -np N -x P2_JOB
+ *        [-x P2_...] PROGRAM ARGS */
+static char **build_mpirun_argv(job_run *jr)
+{
+    int nprog = 0, nenv = 0;
+    while (jr->opt.program[nprog])
+        nprog++;
+    for (char **e = environ; *e; e++)
+        nenv++;
+    char **argv = calloc((size_t)(nprog + 2 * nenv + 16), sizeof *argv);
+    if (!argv)
+        return NULL;
+    int a = 0;
+    argv[a++] = "mpirun";
+    if (geteuid() == 0)
+        argv[a++] = "--allow-run-as-root";
+    argv[a++] = "--oversubscribe"; /* 16 ranks on 2 cores */
+    argv[a++] = "--bind-to";
+    argv[a++] = "none";
+    argv[a++] = "-np";
+    static char np[16];
+    snprintf(np, sizeof np, "%d", jr->opt.nranks);
+    argv[a++] = np;
+    argv[a++] = "-x";
+    argv[a++] = "P2_JOB";
+    for (char **e = environ; *e; e++) {
+        if (strncmp(*e, "P2_", 3) != 0 || strncmp(*e, "P2_JOB=", 7) == 0)
+            continue;
+        char *eq = strchr(*e, '=');
+        if (!eq)
+            continue;
+        argv[a++] = "-x";
+        argv[a++] = strndup(*e, (size_t)(eq - *e));
+    }
+    for (int i = 0; i < nprog; i++)
+        argv[a++] = jr->opt.program[i];
+    argv[a] = NULL;
+    return argv;
+}
+
+/* ---- The job ---------------------------------------------------------------- */
+
+static int g_status = -1; /* the job's status once decided */
+
+static void on_child_exit(job_run *jr, child *c, int rank)
+{
+    if (g_status >= 0)
+        return;
+    int verdict = p2_ld_sc(&jr->job->sim_verdict);
+    if (c == &jr->sim) {
+        if (failed(c->status) && WIFSIGNALED(c->status))
+            describe_exit("simulator", c->pid, c->status);
+        return; /* the main loop decides: a rank's own exit may explain it */
+    }
+    if (!failed(c->status))
+        return;
+    /* A rank that failed because the simulator gave up (a deadlock) does not
+     * hide the simulator's verdict; one that left on its own (it said goodbye
+     * on its channel) is the cause, and its status is the job's. */
+    if (verdict != 0 && !jr->mpirun &&
+        p2_ld_sc(&jr->job->ranks[rank].state) != P2_RANK_EXITING)
+        return;
+    char who[64];
+    if (jr->mpirun)
+        snprintf(who, sizeof who, "mpirun");
+    else
+        snprintf(who, sizeof who, "rank %d", rank);
+    describe_exit(who, c->pid, c->status);
+    g_status = exit_code(c->status);
+}
+
+static int ranks_live(const job_run *jr)
+{
+    for (int i = 0; i < jr->nchildren; i++)
+        if (jr->ranks[i].live)
+            return 1;
+    return 0;
+}
+
+/* Ranks still running that already sent their exit on the channel. */
+static int leaving_ranks(const job_run *jr)
+{
+    if (jr->mpirun)
+        return 0;
+    for (int i = 0; i < jr->nchildren; i++)
+        if (jr->ranks[i].live && p2_ld_sc(&jr->job->ranks[i].state) == P2_RANK_EXITING)
+            return 1;
+    return 0;
+}
+
+static int run_job(job_run *jr)
+{
+    options *o = &jr->opt;
+    char topology[PATH_MAX], sim[PATH_MAX];
+    if (o->topology)
+        snprintf(topology, sizeof topology, "%s", o->topology);
+    else
+        default_topology(topology, sizeof topology);
+    if (!file_readable("--topology", topology) || (o->map && !file_readable("--map", o->map)) ||
+        (o->params && !file_readable("--params", o->params)))
+        return P2RUN_USAGE;
+    if (!program_runnable("program", o->program[0]))
+        return P2RUN_NOEXEC;
+    if (jr->mpirun && !program_runnable("--launcher", "mpirun"))
+        return P2RUN_NOEXEC;
+    if (!find_simulator(sim, sizeof sim))
+        return P2RUN_NOEXEC;
+
+    char jobid[32];
+    snprintf(jobid, sizeof jobid, "%d", (int)getpid());
+    jr->job = p2_job_create(jobid, (unsigned)o->nranks,
+                            strcmp(o->clock, "cpu") == 0 ? P2_CLOCK_CPU : P2_CLOCK_MODEL);
+    if (!jr->job) {
+        fprintf(stderr, "p2run: cannot create the job's shared memory /p2-%s-job: %s\n", jobid,
+                strerror(errno));
+        return 1;
+    }
+    p2_job_segment_name(jr->job, jr->segment, sizeof jr->segment);
+
+    /* The simulator first: a bad topology or parameter file ends the job before
+     * any rank starts. */
+    char *sim_argv[32];
+    build_sim_argv(jr, sim, topology, sim_argv);
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); /* keep the job's output its own */
+    jr->sim.pid = spawn(jr, sim_argv, SIGTERM, -1);
+    if (jr->sim.pid < 0)
+        return 1;
+    jr->sim.live = 1;
+    for (;;) {
+        int sig = wait_signal(jr, 5);
+        reap(jr, on_child_exit);
+        if (sig) {
+            fprintf(stderr, "p2run: interrupted by signal %d (%s)\n", sig, strsignal(sig));
+            return 128 + sig;
+        }
+        if (p2_ld_sc(&jr->job->sim_state) == P2_SIM_READY)
+            break;
+        if (!jr->sim.live) {
+            if (!failed(jr->sim.status))
+                fprintf(stderr, "p2run: the simulator exited before it was ready\n");
+            return failed(jr->sim.status) ? exit_code(jr->sim.status) : 1;
+        }
+    }
+
+    if (jr->mpirun) {
+        char **argv = build_mpirun_argv(jr);
+        jr->nchildren = 1;
+        jr->ranks = calloc(1, sizeof *jr->ranks);
+        if (!argv || !jr->ranks)
+            return 1;
+        jr->ranks[0].pid = spawn(jr, argv, SIGTERM, -1);
+        if (jr->ranks[0].pid < 0)
+            return 1;
+        jr->ranks[0].live = 1;
+    } else {
+        jr->ranks = calloc((size_t)o->nranks, sizeof *jr->ranks);
+        if (!jr->ranks)
+            return 1;
+        for (int r = 0; r < o->nranks; r++) {
+            pid_t pid = spawn(jr, o->program, SIGKILL, r);
+            if (pid < 0)
+                return 1;
+            jr->ranks[r].pid = pid;
+            jr->ranks[r].live = 1;
+            jr->nchildren = r + 1;
+        }
+    }
+
+    double deadline = o->timeout_s > 0 ? now_s() + o->timeout_s : 0;
+    double unwind_deadline = 0;
+    int shutdown_sent = 0;
+    for (;;) {
+        long ms = P2RUN_POLL_MS;
+        if (deadline > 0) {
+            double left = deadline - now_s();
+            if (left <= 0) {
+                fprintf(stderr, "p2run: timeout: the job ran longer than %g s\n", o->timeout_s);
+                if (jr->sim.live) {
+                    kill(jr->sim.pid, SIGUSR1); /* print every rank's state */
+                    double until = now_s() + P2RUN_DUMP_MS / 1000.0;
+                    while (jr->sim.live && now_s() < until) {
+                        wait_signal(jr, P2RUN_POLL_MS / 5);
+                        reap(jr, on_child_exit);
+                    }
+                }
+                return g_status >= 0 ? g_status : P2RUN_TIMEOUT;
+            }
+            if (left * 1000 < ms)
+                ms = (long)(left * 1000) + 1;
+        }
+        int sig = wait_signal(jr, ms);
+        reap(jr, on_child_exit);
+        if (sig) {
+            fprintf(stderr, "p2run: interrupted by signal %d (%s)\n", sig, strsignal(sig));
+            return 128 + sig;
+        }
+        if (g_status >= 0)
+            return g_status;
+        if (!jr->sim.live && failed(jr->sim.status)) {
+            /* The simulator failed (a deadlock, say). A rank that left on its
+             * own just before, and is still exiting, may be the cause: give it
+             * a moment to report its status. */
+            if (leaving_ranks(jr) && unwind_deadline == 0)
+                unwind_deadline = now_s() + P2RUN_GRACE_MS / 1000.0;
+            if (!leaving_ranks(jr) || now_s() > unwind_deadline)
+                return exit_code(jr->sim.status);
+            continue;
+        }
+        if (!ranks_live(jr)) {
+            if (!shutdown_sent) {
+                /* Every rank is gone (mpirun's ranks never reaped by us). */
+                p2_st_sc(&jr->job->shutdown, 1);
+                p2_job_ring(jr->job);
+                shutdown_sent = 1;
+            }
+            if (!jr->sim.live)
+                return failed(jr->sim.status) ? exit_code(jr->sim.status) : 0;
+        } else if (!jr->sim.live) {
+            /* The simulator finished (every rank sent its exit) and the ranks
+             * are still unwinding: wait for them, but not forever. */
+            if (unwind_deadline == 0)
+                unwind_deadline = now_s() + P2RUN_GRACE_MS / 1000.0;
+            else if (now_s() > unwind_deadline) {
+                fprintf(stderr, "p2run: ranks still running %g s after they all left the "
+                                "simulator; ending them\n", P2RUN_GRACE_MS / 1000.0);
+                return 1;
+            }
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    job_run jr;
+    memset(&jr, 0, sizeof jr);
+    int rc = parse_options(argc, argv, &jr.opt);
+    if (rc != 0)
+        return rc;
+    jr.mpirun = jr.opt.launcher != NULL;
+
+    /* Signals are taken synchronously (sigtimedwait), so no handler can run in
+     * the middle of a fork or a cleanup. */
+    sigemptyset(&jr.signals);
+    sigaddset(&jr.signals, SIGCHLD);
+    sigaddset(&jr.signals, SIGINT);
+    sigaddset(&jr.signals, SIGTERM);
+    sigaddset(&jr.signals, SIGHUP);
+    sigprocmask(SIG_BLOCK, &jr.signals, &jr.old_mask);
+
+    int status = run_job(&jr);
+    terminate_all(&jr);
+    if (jr.job) {
+        char prefix[P2_JOB_NAME_MAX];
+        memcpy(prefix, jr.job->name, sizeof prefix);
+        p2_job_detach(jr.job);
+        p2_job_unlink_all(prefix);
+    }
+    return status;
+}

@@ -1,0 +1,164 @@
+#!/bin/bash
+# p2run_cases.sh CASE P2RUN BINDIR - one end-to-end case of the virtual-cluster
+# runtime: runs p2run on a small rank program (built in BINDIR) and checks its
+# status, its messages, its duration, and that it left no process and no
+# shared-memory segment behind. Exit 0 = pass; a failure says what differed.
+set -u
+CASE=$1 P2RUN=$2 BIN=$3
+TMP=$(mktemp -d /tmp/p2run-case.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
+
+fail() { echo "FAIL [$CASE]: $*"; echo "--- stdout"; cat "$TMP/out" 2>/dev/null; echo "--- stderr"; cat "$TMP/err" 2>/dev/null; exit 1; }
+
+# run [p2run args...]: runs p2run in the background (to learn its pid, which
+# names the job's segments), waits, and sets RC, PID and SECS.
+run() {
+    local start=$(date +%s.%N)
+    "$P2RUN" "$@" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    wait $PID
+    RC=$?
+    SECS=$(echo "$(date +%s.%N) - $start" | bc)
+}
+
+expect_rc() { [ "$RC" -eq "$1" ] || fail "status $RC, expected $1"; }
+expect_err() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks: $1"; }
+expect_out() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks: $1"; }
+expect_faster() { (( $(echo "$SECS < $1" | bc) )) || fail "took ${SECS}s, expected under $1 s"; }
+
+# Nothing of job $PID may survive it: no /dev/shm/p2-$PID-* and no process
+# carrying its P2_JOB in the environment.
+expect_clean() {
+    local left
+    left=$(ls /dev/shm 2>/dev/null | grep "^p2-$PID-")
+    [ -z "$left" ] || fail "shared memory left behind: $left"
+    sleep 0.2
+    for env in /proc/[0-9]*/environ; do
+        if tr '\0' '\n' <"$env" 2>/dev/null | grep -qx "P2_JOB=/p2-$PID-job"; then
+            fail "process left behind: $(dirname "$env") $(tr '\0' ' ' <"$(dirname "$env")/cmdline")"
+        fi
+    done
+}
+
+case $CASE in
+hello)
+    run -n 2 --timeout 20 -- "$BIN/emu_hello"
+    expect_rc 0
+    expect_out "rank 0 of 2: t0 0.000000 us, after 1.5 us of compute 1.500000 us"
+    expect_out "rank 1 of 2"
+    expect_clean ;;
+stats)
+    run -n 2 --timeout 20 --stats "$TMP/stats.json" -- "$BIN/emu_hello"
+    expect_rc 0
+    grep -q '"links"' "$TMP/stats.json" || fail "no statistics in --stats file"
+    expect_clean ;;
+deadlock)
+    run -n 2 --timeout 30 -- "$BIN/emu_deadlock"
+    expect_rc 3
+    expect_faster 5
+    expect_err "deadlock"
+    expect_err "rank 0 (node 0): waiting for notification slot 3 tag 0x100 since 2.0"
+    expect_err "rank 1 (node 1): waiting for notification slot 3 tag 0x100 since 4.0"
+    expect_clean ;;
+crash_abort)
+    run -n 2 --timeout 30 -- "$BIN/emu_crash" abort
+    expect_rc 134
+    expect_faster 5
+    expect_err "rank 1"
+    expect_err "signal 6"
+    expect_clean ;;
+crash_segv)
+    run -n 2 --timeout 30 -- "$BIN/emu_crash" segv
+    expect_rc 139
+    expect_err "signal 11"
+    expect_clean ;;
+crash_exit7)
+    run -n 2 --timeout 30 -- "$BIN/emu_crash" exit7
+    expect_rc 7
+    expect_faster 5
+    expect_err "rank 1 (pid"
+    expect_err "exited with status 7"
+    expect_clean ;;
+bad_flags)
+    run -n 2 --bogus -- "$BIN/emu_hello"; expect_rc 2; expect_err "unknown flag '--bogus'"
+    run -n 2; expect_rc 2; expect_err "no program given"
+    run -n x -- "$BIN/emu_hello"; expect_rc 2; expect_err "-n: 'x'"
+    run -n 0 -- "$BIN/emu_hello"; expect_rc 2; expect_err "-n: '0'"
+    run -- "$BIN/emu_hello"; expect_rc 2; expect_err "-n N is required"
+    run -n 2 --clock fast -- "$BIN/emu_hello"; expect_rc 2; expect_err "--clock: 'fast'"
+    run -n 2 --timeout -1 -- "$BIN/emu_hello"; expect_rc 2; expect_err "--timeout: '-1'"
+    run -n 2 --launcher srun -- "$BIN/emu_hello"; expect_rc 2; expect_err "--launcher: 'srun'"
+    run -n 2 --map; expect_rc 2; expect_err "flag '--map' needs a value"
+    run -n 2 -- /nonexistent/p2prog; expect_rc 127; expect_err "program '/nonexistent/p2prog'"
+    run -n 2 -- p2-no-such-program; expect_rc 127; expect_err "program 'p2-no-such-program': not found"
+    run -n 2 --topology /nonexistent.topo -- "$BIN/emu_hello"; expect_rc 2
+    expect_err "--topology: cannot read '/nonexistent.topo'"
+    run -n 2 --params /nonexistent.params -- "$BIN/emu_hello"; expect_rc 2
+    expect_err "--params: cannot read '/nonexistent.params'"
+    expect_clean ;;
+bad_files)
+    printf 'nodes 4\nfrobnicate 1 2\n' >"$TMP/bad.topo"
+    run -n 2 --topology "$TMP/bad.topo" -- "$BIN/emu_hello"; expect_rc 2
+    expect_err "$TMP/bad.topo:2:"
+    expect_clean
+    printf 'link_latency_ns = fast\n' >"$TMP/bad.params"
+    run -n 2 --params "$TMP/bad.params" -- "$BIN/emu_hello"; expect_rc 2
+    expect_err "$TMP/bad.params:1:"
+    expect_clean
+    printf '0 0\n0 1\n' >"$TMP/bad.map"
+    run -n 2 --map "$TMP/bad.map" -- "$BIN/emu_hello"; expect_rc 2
+    expect_err "$TMP/bad.map"
+    expect_clean
+    run -n 2 --routing sideways -- "$BIN/emu_hello"; expect_rc 2
+    expect_err "sideways"
+    expect_clean
+    run -n 17 -- "$BIN/emu_hello"; expect_rc 2
+    expect_err "17 ranks"
+    expect_clean ;;
+pio_spin_cpu)
+    run -n 2 --clock cpu --timeout 60 -- "$BIN/emu_pio_spin"
+    expect_rc 0
+    expect_out "rank 1: saw the marker at"
+    expect_out "0 wrong words"
+    expect_clean ;;
+timeout)
+    # Under --clock=model a rank spinning on memory holds simulated time: the
+    # job can only end by --timeout, which prints every rank's state.
+    run -n 2 --timeout 1.5 -- "$BIN/emu_pio_spin"
+    expect_rc 124
+    expect_faster 6
+    expect_err "timeout"
+    expect_err "rank 1 (node 1): running"
+    expect_clean ;;
+sigint)
+    "$P2RUN" -n 2 -- "$BIN/emu_pio_spin" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    sleep 1
+    kill -INT $PID
+    wait $PID
+    RC=$?
+    expect_rc 130
+    expect_err "interrupted"
+    expect_clean ;;
+golden)
+    for i in 1 2 3; do
+        run -n 8 --timeout 60 -- "$BIN/emu_golden"
+        expect_rc 0
+        expect_clean
+        sort "$TMP/out" >"$TMP/run$i"
+    done
+    [ "$(wc -l <"$TMP/run1")" -eq 24 ] || fail "expected 24 lines (8 ranks x 3 rounds)"
+    grep -q "wrong [1-9]" "$TMP/run1" && fail "DMA delivered wrong bytes"
+    cmp -s "$TMP/run1" "$TMP/run2" && cmp -s "$TMP/run1" "$TMP/run3" ||
+        { diff "$TMP/run1" "$TMP/run2"; diff "$TMP/run1" "$TMP/run3"; fail "simulated times differ between runs"; } ;;
+mpirun)
+    [ -x "$BIN/emu_mpi" ] || { echo "SKIP: no MPI"; exit 0; }
+    run -n 2 --launcher mpirun --clock cpu --timeout 60 -- "$BIN/emu_mpi"
+    expect_rc 0
+    expect_out "rank 1: word arrived at"
+    expect_clean ;;
+*)
+    echo "unknown case $CASE"; exit 2 ;;
+esac
+echo "PASS [$CASE]"
