@@ -29,7 +29,9 @@ std::vector<unsigned> load_mapping(const std::string& path, unsigned nranks, uns
   if (nranks > nnodes)
     throw ConfigError(path, 0, std::to_string(nranks) + " ranks do not fit on " + std::to_string(nnodes) +
                                    " nodes (one rank per node)");
-  std::vector<int> rank_line(nranks, 0);  // line that mapped each rank
+  // A mapping file may describe more ranks than this job runs (one file for
+  // every job size); lines of the ranks beyond are checked but not used.
+  std::vector<int> rank_line(P2_MAX_NODES, 0);  // line that mapped each rank
   std::vector<int> node_line(nnodes, 0);  // line that used each node
   std::vector<unsigned> node_rank(nnodes, 0);
   std::vector<unsigned> map(nranks, 0);
@@ -47,8 +49,8 @@ std::vector<unsigned> load_mapping(const std::string& path, unsigned nranks, uns
     if (!rank) throw ConfigError(path, line, "bad number '" + w[0] + "' for a rank");
     auto node = to_unsigned(w[1]);
     if (!node) throw ConfigError(path, line, "bad number '" + w[1] + "' for a node");
-    if (*rank >= nranks)
-      throw ConfigError(path, line, "rank " + w[0] + " out of range (ranks 0.." + std::to_string(nranks - 1) + ")");
+    if (*rank >= P2_MAX_NODES)
+      throw ConfigError(path, line, "rank " + w[0] + " out of range (ranks 0.." + std::to_string(P2_MAX_NODES - 1) + ")");
     if (*node >= nnodes)
       throw ConfigError(path, line, "node " + w[1] + " out of range (nodes 0.." + std::to_string(nnodes - 1) + ")");
     if (rank_line[*rank])
@@ -60,7 +62,7 @@ std::vector<unsigned> load_mapping(const std::string& path, unsigned nranks, uns
     rank_line[*rank] = line;
     node_line[*node] = line;
     node_rank[*node] = *rank;
-    map[*rank] = *node;
+    if (*rank < nranks) map[*rank] = *node;
   }
   std::string missing;
   for (unsigned r = 0; r < nranks; ++r)

@@ -26,6 +26,7 @@ TEST(Mapping, Identity) {
   EXPECT_EQ(identity_mapping(4), (std::vector<unsigned>{0, 1, 2, 3}));
   EXPECT_TRUE(identity_mapping(0).empty());
   EXPECT_EQ(load_mapping(source_path("topologies/identity-16.map"), 16, 16), identity_mapping(16));
+  EXPECT_EQ(load_mapping(source_path("topologies/identity-16.map"), 4, 16), identity_mapping(4));
 }
 
 TEST(Mapping, SnakeMakesConsecutiveRanksNeighbours) {
@@ -56,7 +57,9 @@ TEST(Mapping, Errors) {
   EXPECT_EQ(error_of("-1 0\n", 2, 2), ":1: bad number '-1' for a rank");
   EXPECT_EQ(error_of("0 0 0\n", 2, 2), ":1: expected 'RANK NODE'");
   EXPECT_EQ(error_of("0\n", 2, 2), ":1: expected 'RANK NODE'");
-  EXPECT_EQ(error_of("0 0\n2 1\n", 2, 4), ":2: rank 2 out of range (ranks 0..1)");
+  EXPECT_EQ(error_of("0 0\n64 1\n", 2, 4), ":2: rank 64 out of range (ranks 0..63)");
+  // A file for a larger job serves a smaller one; its extra lines are still checked.
+  EXPECT_EQ(error_of("0 0\n1 1\n2 1\n", 2, 4), ":3: node 1 already has rank 1 (line 2); one rank per node");
   EXPECT_EQ(error_of("0 0\n1 4\n", 2, 4), ":2: node 4 out of range (nodes 0..3)");
   EXPECT_EQ(error_of("0 0\n# c\n0 1\n", 2, 4), ":3: rank 0 is already mapped on line 1");
   EXPECT_EQ(error_of("0 2\n1 2\n", 2, 4), ":2: node 2 already has rank 0 (line 1); one rank per node");
