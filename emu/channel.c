@@ -264,7 +264,7 @@ void p2_reg_describe(uint64_t reg, char *out, size_t outlen)
 {
     static const char *const dma_names[] = {"DESC_PTR", "START", "STATUS", "ERROR",
                                             "REG_COUNT", "DONE", "RUNS"};
-    static const char *const notify_names[] = {"RAISE", "SELECT", "PENDING", "CONSUME",
+    static const char *const notify_names[] = {"RAISE", "RING", "RING_SIZE", "HEAD", "TAIL",
                                                "OVERFLOW"};
     if (reg == P2_REG_CHIP_ID)
         snprintf(out, outlen, "CHIP_ID");
@@ -290,7 +290,8 @@ void p2_reg_describe(uint64_t reg, char *out, size_t outlen)
         unsigned c = (unsigned)(off / (P2_DESC_REG_SLOTS * 64u));
         unsigned i = (unsigned)(off % (P2_DESC_REG_SLOTS * 64u) / 64u);
         snprintf(out, outlen, "DESC%u[%u] +0x%x", c, i, (unsigned)(off % 64u));
-    } else if (reg >= P2_REG_NOTIFY_RAISE && reg <= P2_REG_NOTIFY_OVERFLOW && reg % 8 == 0)
+    } else if (reg >= P2_REG_NOTIFY_RAISE && reg <= P2_REG_NOTIFY_OVERFLOW && reg % 8 == 0 &&
+               (reg - P2_REG_NOTIFY_RAISE) / 8 < sizeof notify_names / sizeof notify_names[0])
         snprintf(out, outlen, "NOTIFY %s", notify_names[(reg - P2_REG_NOTIFY_RAISE) / 8]);
     else
         snprintf(out, outlen, "register 0x%llx", (unsigned long long)reg);

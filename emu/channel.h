@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763031ULL /* "P2JOBv01" */
+#define P2_JOB_MAGIC 0x50324a4f42763032ULL /* "P2JOBv02" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
@@ -63,22 +63,26 @@ typedef enum p2_chan_op {
     P2_CHAN_MMIO_READ = 2,  /* blocking: a = reg; answer value */
     P2_CHAN_PIO = 3,        /* posted: a = PIO-window offset, len bytes of data */
     P2_CHAN_WAIT_REG = 4,   /* blocking: until (reg a & mask c) == value b */
-    P2_CHAN_WAIT_NOTIFY = 5,/* blocking: slot = a, tag = b, block = c; consumes one */
-    P2_CHAN_WAIT_MEM = 6,   /* blocking: until the 8-byte word at PCIe address a == b */
+    /* 5 was WAIT_NOTIFY (notifications now arrive in a ring in host memory) */
+    P2_CHAN_WAIT_MEM = 6,   /* blocking: until (the 8-byte word at PCIe address a & mask c)
+                               == value b; flags P2_CHAN_WAIT_BLOCK, else a test */
     P2_CHAN_EXIT = 7        /* posted: the rank is leaving at this stamp */
 } p2_chan_op;
 
+/* p2_chan_req.flags of WAIT_MEM: wait until the condition holds; without it,
+ * a test answered at the request's stamp (OK or NOT_YET). */
+#define P2_CHAN_WAIT_BLOCK 1u
+
 static inline int p2_chan_op_blocks(uint32_t op)
 {
-    return op == P2_CHAN_MMIO_READ || op == P2_CHAN_WAIT_REG || op == P2_CHAN_WAIT_NOTIFY ||
-           op == P2_CHAN_WAIT_MEM;
+    return op == P2_CHAN_MMIO_READ || op == P2_CHAN_WAIT_REG || op == P2_CHAN_WAIT_MEM;
 }
 
 typedef struct p2_chan_req {
     uint32_t op;        /* p2_chan_op */
     uint32_t len;       /* PIO: bytes in data */
     uint32_t seq;       /* blocking: echoed in the response */
-    uint32_t reserved;
+    uint32_t flags;     /* WAIT_MEM: P2_CHAN_WAIT_BLOCK */
     uint64_t stamp_ps;  /* the rank's virtual time when it issued this */
     uint64_t a, b, c;
     uint8_t data[P2_CHAN_DATA_BYTES];
@@ -87,7 +91,7 @@ P2_STATIC_ASSERT(sizeof(p2_chan_req) == 48 + P2_CHAN_DATA_BYTES, "request layout
 
 /* Response status (the values of the library's p2_wait_result). */
 typedef enum p2_chan_status {
-    P2_CHAN_OK = 0,      /* the condition holds (notify: one was consumed) */
+    P2_CHAN_OK = 0,      /* the condition holds */
     P2_CHAN_NOT_YET = 1, /* a test found the condition false */
     P2_CHAN_FAILED = -1  /* a bad request, or the read completed with an error */
 } p2_chan_status;
@@ -222,7 +226,7 @@ void p2_chan_answer(p2_job_rank *r, uint32_t seq, int32_t status, uint64_t value
                     uint64_t time_ps);
 
 /* ---- Diagnostics -------------------------------------------------------- */
-/* A BAR0 register offset in words: "DMA0 STATUS", "NOTIFY PENDING", ... */
+/* A BAR0 register offset in words: "DMA0 STATUS", "NOTIFY TAIL", ... */
 void p2_reg_describe(uint64_t reg, char *out, size_t outlen);
 
 #ifdef __cplusplus

@@ -162,19 +162,42 @@ typedef enum p2_port {
     (P2_REG_DESC_BASE + (unsigned)(c) * (P2_DESC_REG_SLOTS * 64u) + 64u * (unsigned)(i))
 
 /* Notifications. A DMAC raises (slot, tag) at a node by a posted write of
- * p2_notify_word(slot, tag) to that node's P2_REG_NOTIFY_RAISE. The chip counts
- * arrivals per (slot, tag). The host selects a pair, reads how many are pending,
- * and consumes one. */
-#define P2_REG_NOTIFY_RAISE 0x3000   /* WO (by TLP from any DMAC) */
-#define P2_REG_NOTIFY_SELECT 0x3008  /* RW: p2_notify_word of the pair to inspect */
-#define P2_REG_NOTIFY_PENDING 0x3010 /* RO: arrivals pending for the selected pair */
-#define P2_REG_NOTIFY_CONSUME 0x3018 /* WO: p2_notify_word; removes one arrival */
-#define P2_REG_NOTIFY_OVERFLOW 0x3020 /* RO: arrivals dropped because the table was full */
+ * p2_notify_word(slot, tag) to that node's P2_REG_NOTIFY_RAISE. The board then
+ * appends an entry to the notification ring in its host's memory (a posted
+ * write, so it lands behind the data that preceded the notification on the
+ * same path). The host consumes entries in order and advances NOTIFY_TAIL; the
+ * board drops (and counts) notifications while the ring is full or unset. */
+#define P2_REG_NOTIFY_RAISE 0x3000     /* WO (by TLP from any DMAC) */
+#define P2_REG_NOTIFY_RING 0x3008      /* RW: PCIe address of the ring in this node's host memory, 0: none; writing resets HEAD and TAIL */
+#define P2_REG_NOTIFY_RING_SIZE 0x3010 /* RW: ring entries, a power of two */
+#define P2_REG_NOTIFY_HEAD 0x3018      /* RO: entries written since the ring was set */
+#define P2_REG_NOTIFY_TAIL 0x3020      /* RW: entries the host has consumed */
+#define P2_REG_NOTIFY_OVERFLOW 0x3028  /* RO: notifications dropped */
 
 static inline uint64_t p2_notify_word(unsigned slot, unsigned tag)
 {
     return (uint64_t)slot | ((uint64_t)tag << 32);
 }
+
+/* A ring entry: bits 63..32 the entry's serial (1 for the first entry after
+ * the ring was set, counting up, wrapping to 1 after 0xffffffff), 31..16 the
+ * tag, 15..0 the slot. Entry i lives at ring + 8 * (i % size); its serial is
+ * i + 1, so a host knows a fresh entry from a stale one. */
+#define P2_NOTIFY_SERIAL_MASK 0xffffffff00000000ULL
+
+static inline uint32_t p2_notify_serial(uint64_t index)
+{
+    uint32_t s = (uint32_t)((index % 0xffffffffULL) + 1);
+    return s;
+}
+
+static inline uint64_t p2_notify_entry(uint32_t serial, unsigned slot, unsigned tag)
+{
+    return ((uint64_t)serial << 32) | ((uint64_t)(tag & 0xffffu) << 16) | (slot & 0xffffu);
+}
+
+static inline unsigned p2_notify_entry_slot(uint64_t e) { return (unsigned)(e & 0xffffu); }
+static inline unsigned p2_notify_entry_tag(uint64_t e) { return (unsigned)((e >> 16) & 0xffffu); }
 
 /* ------------------------------------------------------------------------ */
 /* DMA                                                                       */

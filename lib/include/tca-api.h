@@ -58,7 +58,9 @@ typedef enum tcaresult {
     TCA_ERROR_TOO_LARGE = -16,          /* one transfer block beyond TCA_DMA_MAX_LENGTH */
     TCA_ERROR_CHANNEL_NOT_SET = -17,    /* start without a chain loaded (tcaDescSet) */
     TCA_ERROR_EMPTY_CHAIN = -18,        /* tcaDescSet of a chain with no transfers */
-    TCA_ERROR_PIO_RANGE = -19           /* region beyond the PIO window's reach of its node */
+    TCA_ERROR_PIO_RANGE = -19,          /* region beyond the PIO window's reach of its node */
+    TCA_ERROR_NOTIFY_BACKLOG = -20      /* TCA_NOTIFY_BACKLOG_MAX distinct (slot, tag) pairs
+                                           arrived unclaimed (tcaWaitDMARecvDesc) */
 } tcaresult;
 
 /* A static string naming `result`; never NULL, also for unknown values. */
@@ -73,6 +75,8 @@ const char *tcaGetErrorString(tcaresult result);
 #define TCA_WAIT_TAG_MAX P2_NOTIFY_TAG_MAX    /* wait tags 0 .. TCA_WAIT_TAG_MAX */
 #define TCA_DMA_MAX_LENGTH P2_DESC_MAX_LENGTH /* bytes per transfer (per block in 2D) */
 #define TCA_PIO_NODE_SPAN P2_PIO_NODE_SPAN    /* PIO reaches this much of each node */
+#define TCA_NOTIFY_RING_ENTRIES 4096          /* notification ring (tcaInit); a power of two */
+#define TCA_NOTIFY_BACKLOG_MAX 256            /* see tcaWaitDMARecvDesc */
 
 /* ------------------------------------------------------------------------ */
 /* Memory and handles                                                        */
@@ -99,12 +103,17 @@ typedef struct tcaHandle {
 P2_STATIC_ASSERT(sizeof(tcaHandle) == 32, "tcaHandle is 32 plain bytes");
 
 /* Opens the device (the emulator when started by p2run); later calls return
- * TCA_SUCCESS at once. TCA_ERROR_DEVICE if there is no device,
- * TCA_ERROR_OUT_OF_MEMORY. Thread safe. */
+ * TCA_SUCCESS at once. Reserves the first 32 KiB of host memory as the
+ * mailbox of p2_exchange (p2.h): tcaMalloc never hands them out.
+ * TCA_ERROR_DEVICE if there is no device, TCA_ERROR_OUT_OF_MEMORY (also when
+ * host memory cannot hold the mailbox). Thread safe. */
+/* After the mailbox it allocates the notification ring, TCA_NOTIFY_RING_ENTRIES
+ * words of host memory (tcaWaitDMARecvDesc), and hands it to the board. */
 tcaresult tcaInit(void);
 
-/* Releases the library's state: allocations and chains become invalid.
- * TCA_ERROR_NOT_INITIALIZED. Thread safe. */
+/* Releases the library's state: allocations and chains become invalid; the
+ * board's notification ring is unset (notifications arriving later are
+ * dropped). TCA_ERROR_NOT_INITIALIZED. Thread safe. */
 tcaresult tcaFinalize(void);
 
 /* Chains loaded by tcaDescSet from now on go into the channel's descriptor
@@ -230,8 +239,18 @@ tcaresult tcaGetDMAError(int dmac_channel, p2_error *error);
  * Waits until a notification (wait_slot, wait_tag) has arrived at this node
  * and consumes it. Only (slot, tag) is matched: `handle` may be any valid
  * handle (or NULL) and only documents the region the caller expects.
+ *
+ * The board appends notifications to a ring in this node's host memory that
+ * tcaInit sets up (TCA_NOTIFY_RING_ENTRIES entries, after the p2_exchange
+ * mailbox). Notifications may be claimed in any order: entries read while
+ * looking for another pair are kept, counted per (slot, tag), until claimed.
+ * At most TCA_NOTIFY_BACKLOG_MAX distinct pairs can be kept that way; an entry
+ * of yet another pair is then left in the ring and the call returns
+ * TCA_ERROR_NOTIFY_BACKLOG (claim kept pairs, then call again). The board
+ * drops notifications while the ring is full, that is when more than
+ * TCA_NOTIFY_RING_ENTRIES arrive faster than they are read.
  * TCA_ERROR_NOT_INITIALIZED, _INVALID_HANDLE (non-NULL but invalid),
- * _INVALID_SLOT, _INVALID_TAG, _DEVICE.
+ * _INVALID_SLOT, _INVALID_TAG, _NOTIFY_BACKLOG, _DEVICE.
  */
 tcaresult tcaWaitDMARecvDesc(const tcaHandle *handle, int wait_slot, int wait_tag);
 

@@ -35,11 +35,11 @@ typedef struct p2_dev_ops {
     void (*pio_commit)(p2_dev *dev);
     /* Until (reg & mask) == value. */
     p2_wait_result (*wait_reg)(p2_dev *dev, uint64_t reg, uint64_t mask, uint64_t value);
-    /* Until a (slot, tag) notification is pending at this board; consumes one.
-     * With block == 0, returns P2_WAIT_NOT_YET at once if none is pending. */
-    p2_wait_result (*wait_notify)(p2_dev *dev, unsigned slot, unsigned tag, int block);
-    /* Until the 64-bit word at `addr` (in this rank's registered memory) == value. */
-    p2_wait_result (*wait_mem)(p2_dev *dev, const volatile uint64_t *addr, uint64_t value);
+    /* Until (the 64-bit word at `addr` & mask) == value; `addr` lies in this
+     * rank's registered host or GPU memory. With block == 0, a test: returns
+     * P2_WAIT_NOT_YET at once if the condition does not hold now. */
+    p2_wait_result (*wait_mem)(p2_dev *dev, const volatile uint64_t *addr, uint64_t mask,
+                               uint64_t value, int block);
     /* Seconds: simulated time in emulation, wall time on hardware. */
     double (*wtime)(p2_dev *dev);
     /* Charge modelled compute time to this rank. */

@@ -217,13 +217,8 @@ static p2_wait_result emu_wait_reg(p2_dev *dev, uint64_t reg, uint64_t mask, uin
     return emu_wait(dev->priv, &req);
 }
 
-static p2_wait_result emu_wait_notify(p2_dev *dev, unsigned slot, unsigned tag, int block)
-{
-    p2_chan_req req = {.op = P2_CHAN_WAIT_NOTIFY, .a = slot, .b = tag, .c = block != 0};
-    return emu_wait(dev->priv, &req);
-}
-
-static p2_wait_result emu_wait_mem(p2_dev *dev, const volatile uint64_t *addr, uint64_t value)
+static p2_wait_result emu_wait_mem(p2_dev *dev, const volatile uint64_t *addr, uint64_t mask,
+                                   uint64_t value, int block)
 {
     emu_rank *e = dev->priv;
     const uint8_t *p = (const uint8_t *)addr;
@@ -237,7 +232,11 @@ static p2_wait_result emu_wait_mem(p2_dev *dev, const volatile uint64_t *addr, u
                         "host or GPU memory\n", e->rank, (const void *)p);
         return P2_WAIT_FAILED;
     }
-    p2_chan_req req = {.op = P2_CHAN_WAIT_MEM, .a = pcie, .b = value};
+    /* Even a test goes to the simulator: whether the word holds the value at
+     * this rank's simulated time is the model's to say, not this process's
+     * view of the shared arena (which may be ahead of or behind that time). */
+    p2_chan_req req = {.op = P2_CHAN_WAIT_MEM, .flags = block ? P2_CHAN_WAIT_BLOCK : 0,
+                       .a = pcie, .b = value, .c = mask};
     return emu_wait(e, &req);
 }
 
@@ -267,7 +266,6 @@ static const p2_dev_ops emu_ops = {
     .pio_write = emu_pio_write,
     .pio_commit = emu_pio_commit,
     .wait_reg = emu_wait_reg,
-    .wait_notify = emu_wait_notify,
     .wait_mem = emu_wait_mem,
     .wtime = emu_wtime,
     .compute = emu_compute,

@@ -52,5 +52,6 @@ tcaresult p2_wait_u64(const volatile uint64_t *addr, uint64_t value)
     if (!in_region(addr, dev->host_mem, dev->host_size) &&
         !in_region(addr, dev->gpu_mem, dev->gpu_size))
         return TCA_ERROR_NOT_REGISTERED;
-    return dev->ops->wait_mem(dev, addr, value) == P2_WAIT_OK ? TCA_SUCCESS : TCA_ERROR_DEVICE;
+    return dev->ops->wait_mem(dev, addr, ~0ull, value, 1) == P2_WAIT_OK ? TCA_SUCCESS
+                                                                : TCA_ERROR_DEVICE;
 }

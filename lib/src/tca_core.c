@@ -1,8 +1,10 @@
 /*
  * tca_core.c - library state, status strings, memory and handles.
  */
+#include <stdatomic.h>
 #include <string.h>
 
+#include "p2_mailbox.h"
 #include "tca_internal.h"
 
 tca_lib tca_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -42,6 +44,9 @@ const char *tcaGetErrorString(tcaresult result)
     case TCA_ERROR_EMPTY_CHAIN: return "TCA_ERROR_EMPTY_CHAIN: the chain has no transfers";
     case TCA_ERROR_PIO_RANGE:
         return "TCA_ERROR_PIO_RANGE: region beyond the reach of the PIO window";
+    case TCA_ERROR_NOTIFY_BACKLOG:
+        return "TCA_ERROR_NOTIFY_BACKLOG: too many distinct (slot, tag) notifications arrived "
+               "unclaimed; claim some first";
     }
     return "unknown tcaresult";
 }
@@ -54,8 +59,40 @@ static void lib_reset_locked(void)
     for (int k = 0; k < TCA_MEMORY_KINDS; k++)
         tca_arena_fini(&tca_g.arena[k]);
     memset(tca_g.channel, 0, sizeof tca_g.channel);
+    memset(&tca_g.notify, 0, sizeof tca_g.notify);
     tca_g.register_mode = 0;
     tca_g.dev = NULL;
+}
+
+/* The p2_exchange mailbox takes the first bytes of host memory, before any
+ * tcaMalloc: in a fresh arena the first allocation is first fit at offset 0,
+ * so every node's mailbox is at the same, known PCIe offset. */
+static int reserve_mailbox_locked(void)
+{
+    uint64_t offset;
+    return tca_arena_alloc(&tca_g.arena[tcaMemoryCPU], P2_EXCHANGE_BYTES, &offset) ==
+               TCA_ARENA_OK &&
+           offset == P2_MAILBOX_HOST_OFFSET;
+}
+
+/* The notification ring: from the arena after the mailbox, zeroed (so no
+ * stale entry of an earlier ring passes for a fresh one), then handed to the
+ * board; writing RING resets the board's head and tail. */
+static int setup_notify_ring_locked(p2_dev *dev)
+{
+    tca_notify_ring *ring = &tca_g.notify;
+    uint64_t offset, bytes = TCA_NOTIFY_RING_ENTRIES * (uint64_t)sizeof(uint64_t);
+    if (!dev->ops->mmio_write ||
+        tca_arena_alloc(&tca_g.arena[tcaMemoryCPU], bytes, &offset) != TCA_ARENA_OK)
+        return 0;
+    memset(ring, 0, sizeof *ring);
+    ring->offset = offset;
+    ring->entries = (volatile uint64_t *)(dev->host_mem + offset);
+    memset(dev->host_mem + offset, 0, bytes);
+    atomic_thread_fence(memory_order_release); /* zeros before the board sees RING */
+    dev->ops->mmio_write(dev, P2_REG_NOTIFY_RING_SIZE, TCA_NOTIFY_RING_ENTRIES);
+    dev->ops->mmio_write(dev, P2_REG_NOTIFY_RING, p2_node_base(dev->node) + P2_HOST_OFFSET + offset);
+    return 1;
 }
 
 tcaresult tca_lib_attach(p2_dev *dev)
@@ -67,7 +104,8 @@ tcaresult tca_lib_attach(p2_dev *dev)
         if (tca_arena_init(&tca_g.arena[tcaMemoryCPU], dev->host_mem ? dev->host_size : 0) !=
                 TCA_ARENA_OK ||
             tca_arena_init(&tca_g.arena[tcaMemoryGPU], dev->gpu_mem ? dev->gpu_size : 0) !=
-                TCA_ARENA_OK) {
+                TCA_ARENA_OK ||
+            !reserve_mailbox_locked() || !setup_notify_ring_locked(dev)) {
             lib_reset_locked();
             result = TCA_ERROR_OUT_OF_MEMORY;
         } else {
@@ -82,6 +120,12 @@ tcaresult tca_lib_attach(p2_dev *dev)
 void tca_lib_detach(void)
 {
     pthread_mutex_lock(&tca_g.lock);
+    /* Unset the ring before its memory goes back: the board drops (and
+     * counts) notifications from now on instead of writing freed memory. */
+    if (tca_g.dev && tca_g.notify.entries) {
+        tca_g.dev->ops->mmio_write(tca_g.dev, P2_REG_NOTIFY_RING, 0);
+        tca_arena_free(&tca_g.arena[tcaMemoryCPU], tca_g.notify.offset);
+    }
     lib_reset_locked();
     pthread_mutex_unlock(&tca_g.lock);
 }
@@ -180,6 +224,12 @@ tcaresult tcaFree(void *ptr, tcaMemoryKind kind)
         return TCA_ERROR_INVALID_ARGUMENT;
     uintptr_t base = (uintptr_t)arena_base(dev, kind), addr = (uintptr_t)ptr;
     if (!base || addr < base)
+        return TCA_ERROR_NOT_REGISTERED;
+    /* The mailbox is the library's, not a tcaMalloc block of the caller's. */
+    if (kind == tcaMemoryCPU && addr - base < P2_MAILBOX_HOST_OFFSET + P2_EXCHANGE_BYTES)
+        return TCA_ERROR_NOT_REGISTERED;
+    /* Nor is the notification ring. */
+    if (kind == tcaMemoryCPU && tca_g.notify.entries && addr - base == tca_g.notify.offset)
         return TCA_ERROR_NOT_REGISTERED;
     pthread_mutex_lock(&tca_g.lock);
     tca_arena_status st = tca_arena_free(&tca_g.arena[kind], addr - base);

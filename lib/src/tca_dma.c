@@ -323,8 +323,54 @@ tcaresult tcaGetDMAError(int dmac_channel, p2_error *error)
 }
 
 /* ---------------------------------------------------------------------------
- * Receiving
+ * Receiving: the notification ring (peach2_hw.h, "Notifications")
  * ------------------------------------------------------------------------- */
+P2_STATIC_ASSERT(P2_NOTIFY_SLOTS <= 0x10000 && P2_NOTIFY_TAG_MAX <= 0xffffu,
+                 "a ring entry holds any slot and tag");
+
+/* Takes one kept arrival of (slot, tag) if there is one. */
+static int pending_claim(tca_notify_ring *ring, unsigned slot, unsigned tag)
+{
+    for (unsigned i = 0; i < ring->npending; i++) {
+        tca_notify_pending *p = &ring->pending[i];
+        if (p->slot != slot || p->tag != tag)
+            continue;
+        if (--p->count == 0)
+            ring->pending[i] = ring->pending[--ring->npending]; /* order is irrelevant */
+        return 1;
+    }
+    return 0;
+}
+
+/* Keeps one arrival of (slot, tag) for a later claim; 0 if the table is full. */
+static int pending_keep(tca_notify_ring *ring, unsigned slot, unsigned tag)
+{
+    for (unsigned i = 0; i < ring->npending; i++) {
+        tca_notify_pending *p = &ring->pending[i];
+        if (p->slot == slot && p->tag == tag) {
+            if (p->count == UINT32_MAX)
+                return 0;
+            p->count++;
+            return 1;
+        }
+    }
+    if (ring->npending == TCA_NOTIFY_BACKLOG_MAX)
+        return 0;
+    ring->pending[ring->npending++] =
+        (tca_notify_pending){.slot = (uint16_t)slot, .tag = (uint16_t)tag, .count = 1};
+    return 1;
+}
+
+/* One more entry consumed; every quarter ring, the board learns how far. */
+static void ring_advance(p2_dev *dev, tca_notify_ring *ring)
+{
+    ring->read++;
+    if (ring->read - ring->tail_written >= TCA_NOTIFY_RING_ENTRIES / 4) {
+        dev->ops->mmio_write(dev, P2_REG_NOTIFY_TAIL, ring->read);
+        ring->tail_written = ring->read;
+    }
+}
+
 static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_tag, int block)
 {
     p2_dev *dev = tca_dev();
@@ -337,14 +383,38 @@ static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_ta
         return TCA_ERROR_INVALID_SLOT;
     if (wait_tag < 0 || (unsigned)wait_tag > P2_NOTIFY_TAG_MAX)
         return TCA_ERROR_INVALID_TAG;
-    if (!dev->ops->wait_notify)
+    tca_notify_ring *ring = &tca_g.notify;
+    const unsigned slot = (unsigned)wait_slot, tag = (unsigned)wait_tag;
+    if (pending_claim(ring, slot, tag))
+        return TCA_SUCCESS;
+    if (!ring->entries || !dev->ops->wait_mem)
         return TCA_ERROR_NOT_SUPPORTED;
-    switch (dev->ops->wait_notify(dev, (unsigned)wait_slot, (unsigned)wait_tag, block)) {
-    case P2_WAIT_OK: return TCA_SUCCESS;
-    case P2_WAIT_NOT_YET: return block ? TCA_ERROR_DEVICE : TCA_NOT_YET;
-    case P2_WAIT_FAILED: break;
+    for (;;) {
+        const volatile uint64_t *word = &ring->entries[ring->read % TCA_NOTIFY_RING_ENTRIES];
+        const uint64_t serial = (uint64_t)p2_notify_serial(ring->read) << 32;
+        switch (dev->ops->wait_mem(dev, word, P2_NOTIFY_SERIAL_MASK, serial, block)) {
+        case P2_WAIT_OK: break;
+        case P2_WAIT_NOT_YET: return block ? TCA_ERROR_DEVICE : TCA_NOT_YET;
+        case P2_WAIT_FAILED:
+        default: return TCA_ERROR_DEVICE;
+        }
+        /* The serial is there, so is the rest of the entry (one 8-byte write). */
+        atomic_thread_fence(memory_order_acquire);
+        const uint64_t entry = *word;
+        if ((entry & P2_NOTIFY_SERIAL_MASK) != serial)
+            return TCA_ERROR_DEVICE; /* the device said yes, memory says no */
+        const unsigned got_slot = p2_notify_entry_slot(entry);
+        const unsigned got_tag = p2_notify_entry_tag(entry);
+        if (got_slot == slot && got_tag == tag) {
+            ring_advance(dev, ring);
+            return TCA_SUCCESS;
+        }
+        /* Someone else's: keep it. A full table leaves it in the ring, where
+         * a wait for its own pair still finds it. */
+        if (!pending_keep(ring, got_slot, got_tag))
+            return TCA_ERROR_NOTIFY_BACKLOG;
+        ring_advance(dev, ring);
     }
-    return TCA_ERROR_DEVICE;
 }
 
 tcaresult tcaWaitDMARecvDesc(const tcaHandle *handle, int wait_slot, int wait_tag)

@@ -34,6 +34,39 @@ typedef struct tca_channel {
     p2_error last_error;   /* what the last tcaWaitDMAC saw */
 } tca_channel;
 
+/* p2_exchange's progress (p2_exchange.c). It outlives tcaFinalize: the
+ * mailboxes keep the generation words already written, so a later exchange
+ * must go on counting from where this process left off. */
+typedef struct tca_exchange_state {
+    uint64_t generation;              /* exchanges completed by this process */
+    int nodes_known;                  /* rank_node is filled (after the first) */
+    uint32_t rank_node[P2_MAX_NODES]; /* node of each rank, from the slots */
+} tca_exchange_state;
+
+/* The notification ring (peach2_hw.h, "Notifications"): tcaInit places it in
+ * this node's host memory, after the p2_exchange mailbox; the board appends
+ * (serial, slot, tag) entries, the library consumes them in order. Entries
+ * read while waiting for another (slot, tag) are kept in `pending` until a
+ * wait or test claims them. */
+/* Sizes: TCA_NOTIFY_RING_ENTRIES and TCA_NOTIFY_BACKLOG_MAX (tca-api.h). */
+P2_STATIC_ASSERT((TCA_NOTIFY_RING_ENTRIES & (TCA_NOTIFY_RING_ENTRIES - 1)) == 0 &&
+                     TCA_NOTIFY_RING_ENTRIES >= 4,
+                 "the ring holds a power of two of entries, TAIL moves every quarter");
+
+typedef struct tca_notify_pending {
+    uint16_t slot, tag;
+    uint32_t count;  /* arrivals read from the ring, not yet claimed; > 0 */
+} tca_notify_pending;
+
+typedef struct tca_notify_ring {
+    volatile uint64_t *entries; /* NULL: no ring */
+    uint64_t offset;            /* in the host arena */
+    uint64_t read;              /* entries consumed since the ring was set */
+    uint64_t tail_written;      /* the last value written to P2_REG_NOTIFY_TAIL */
+    unsigned npending;
+    tca_notify_pending pending[TCA_NOTIFY_BACKLOG_MAX];
+} tca_notify_ring;
+
 /* Library state of this process; valid while dev != NULL. */
 typedef struct tca_lib {
     pthread_mutex_t lock;  /* init, finalize and the arenas */
@@ -42,6 +75,8 @@ typedef struct tca_lib {
     int register_mode;     /* tcaDMADescInt_Init was called */
     tca_arena arena[TCA_MEMORY_KINDS];
     tca_channel channel[P2_DMA_CHANNELS];
+    tca_notify_ring notify;      /* set up by attach, unset by detach */
+    tca_exchange_state exchange; /* not reset by detach (see the type) */
 } tca_lib;
 
 extern tca_lib tca_g;

@@ -65,6 +65,15 @@ void Host::send(TlpPtr tlp) {
   port_->send(std::move(tlp));
 }
 
+void Host::issue_from_cpu(sc_time at, TlpPtr tlp) {
+  // Uncached stores and loads leave the core in program order and reach the
+  // root port mmio_post_latency_ns later.
+  sc_time due = at + ns(params_.mmio_post_latency_ns);
+  if (!stores_due_.empty()) due = std::max(due, stores_due_.last_due());
+  tlp->born = at;
+  stores_due_.push(due, std::move(tlp));
+}
+
 void Host::mmio_write(uint64_t addr, uint64_t value) {
   auto w = std::make_unique<Tlp>();
   w->kind = TlpKind::MemWrite;
@@ -73,8 +82,7 @@ void Host::mmio_write(uint64_t addr, uint64_t value) {
   w->requester = requester_id(node_, Function::Host);
   w->data.resize(8);
   std::memcpy(w->data.data(), &value, 8);
-  w->born = sc_time_stamp();
-  send(std::move(w));
+  issue_from_cpu(std::max(sc_time_stamp(), cpu_store_free_), std::move(w));
 }
 
 void Host::mmio_read(uint64_t addr, std::function<void(uint64_t, bool)> done) {
@@ -87,9 +95,8 @@ void Host::mmio_read(uint64_t addr, std::function<void(uint64_t, bool)> done) {
   r->length = 8;
   r->requester = requester_id(node_, Function::Host);
   r->tag = tag;
-  r->born = sc_time_stamp();
   ++stats_.mmio_reads;
-  send(std::move(r));
+  issue_from_cpu(std::max(sc_time_stamp(), cpu_store_free_), std::move(r));
 }
 
 void Host::pio_write(uint64_t addr, const uint8_t* data, uint32_t len) {
@@ -103,8 +110,7 @@ void Host::pio_write(uint64_t addr, const uint8_t* data, uint32_t len) {
     w->length = std::min(store, len - done);
     w->requester = requester_id(node_, Function::Host);
     w->data.assign(data + done, data + done + w->length);
-    w->born = at;
-    stores_due_.push(at, std::move(w));
+    issue_from_cpu(at, std::move(w));
     at += gap;
   }
   cpu_store_free_ = at;
@@ -176,19 +182,6 @@ void Host::serve_read(TlpPtr req) {
   sc_time start = std::max(sc_time_stamp() + engine.read_latency, engine.read_free);
   // A read never passes a posted write that arrived before it.
   if (!writes_due_.empty()) start = std::max(start, writes_due_.last_due());
-  if (req->length == 0 && p2_addr_node(req->addr) == node_) {
-    // A zero-length read (a flush) answers with no data once ordered.
-    auto cpl = std::make_unique<Tlp>();
-    cpl->kind = TlpKind::Completion;
-    cpl->addr = req->addr;
-    cpl->requester = req->requester;
-    cpl->tag = req->tag;
-    cpl->born = req->born;
-    engine.completions.push(std::max(start, engine.completions.empty() ? start
-                                                                      : engine.completions.last_due()),
-                            std::move(cpl));
-    return;
-  }
   if (!m) {
     auto cpl = std::make_unique<Tlp>();
     cpl->kind = TlpKind::Completion;

@@ -74,6 +74,7 @@ class Host : public sc_core::sc_module, public LinkClient {
   Memory* memory_for(uint64_t addr, uint64_t len, uint64_t* offset);
   void serve_read(TlpPtr req);
   void send(TlpPtr tlp);
+  void issue_from_cpu(sc_core::sc_time at, TlpPtr tlp);
   void on_writes_due();
   void on_completions_due();
   void on_stores_due();
@@ -88,7 +89,7 @@ class Host : public sc_core::sc_module, public LinkClient {
   uint64_t next_tlp_id_ = 0;
   std::map<uint8_t, std::function<void(uint64_t, bool)>> reads_in_flight_;
   TimedQueue<TlpPtr> writes_due_;   // arrived writes becoming visible, in order
-  TimedQueue<TlpPtr> stores_due_;   // the CPU's stores into the board, in order
+  TimedQueue<TlpPtr> stores_due_;   // the CPU's loads and stores to the board, in order
   sc_core::sc_time cpu_store_free_;
   HostStats stats_;
 };

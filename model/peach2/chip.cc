@@ -31,16 +31,6 @@ void Peach2::set_route(unsigned dest, p2_port p) { router_->set_route(dest, p); 
 
 uint64_t Peach2::reg_peek(uint64_t offset) const { return regs_->read(offset); }
 
-unsigned Peach2::notify_pending(unsigned slot, unsigned tag) const {
-  return regs_->notifications().pending(slot, tag);
-}
-
-bool Peach2::notify_consume(unsigned slot, unsigned tag) {
-  bool consumed = regs_->notifications().consume(slot, tag);
-  if (consumed) regs_->notify_changed();
-  return consumed;
-}
-
 void Peach2::set_change_observer(std::function<void()> f) { regs_->set_change_observer(std::move(f)); }
 
 }  // namespace p2

@@ -32,9 +32,7 @@ class Peach2 : public sc_core::sc_module {
 
   // Instant views for the emulator's waits and for tests; no simulated cost.
   uint64_t reg_peek(uint64_t offset) const;
-  unsigned notify_pending(unsigned slot, unsigned tag) const;
-  bool notify_consume(unsigned slot, unsigned tag);
-  // Called whenever DMA status or the notification table changes.
+  // Called whenever a DMA channel's status changes.
   void set_change_observer(std::function<void()> f);
 
   unsigned node() const { return node_; }

@@ -7,29 +7,6 @@
 
 namespace p2 {
 
-void NotifyTable::raise(unsigned slot, unsigned tag) {
-  uint64_t key = p2_notify_word(slot, tag);
-  auto it = pending_.find(key);
-  if (it == pending_.end() && pending_.size() >= capacity_) {
-    ++overflow_;
-    return;
-  }
-  ++pending_[key];
-  ++raised_;
-}
-
-unsigned NotifyTable::pending(unsigned slot, unsigned tag) const {
-  auto it = pending_.find(p2_notify_word(slot, tag));
-  return it == pending_.end() ? 0 : it->second;
-}
-
-bool NotifyTable::consume(unsigned slot, unsigned tag) {
-  auto it = pending_.find(p2_notify_word(slot, tag));
-  if (it == pending_.end()) return false;
-  if (--it->second == 0) pending_.erase(it);
-  return true;
-}
-
 Registers::Registers(sc_core::sc_module_name name, unsigned node, unsigned nnodes,
                      const Params& params, Router& router)
     : sc_module(name),
@@ -37,8 +14,7 @@ Registers::Registers(sc_core::sc_module_name name, unsigned node, unsigned nnode
       nnodes_(nnodes),
       params_(params),
       clock_(params),
-      router_(router),
-      notify_(static_cast<size_t>(params.notify_table_entries)) {
+      router_(router) {
   SC_METHOD(on_access_due);
   sensitive << accesses_.event();
   dont_initialize();
@@ -51,11 +27,11 @@ uint64_t Registers::read(uint64_t off) const {
     case P2_REG_NUM_NODES: return nnodes_;
     case P2_REG_CYCLES: return clock_.cycle_count(sc_core::sc_time_stamp());
     case P2_REG_PORT_MODE: return port_modes_;
-    case P2_REG_NOTIFY_SELECT: return notify_select_;
-    case P2_REG_NOTIFY_PENDING:
-      return notify_.pending(static_cast<unsigned>(notify_select_ & 0xffffffffu),
-                             static_cast<unsigned>(notify_select_ >> 32));
-    case P2_REG_NOTIFY_OVERFLOW: return notify_.overflow();
+    case P2_REG_NOTIFY_RING: return ring_base_;
+    case P2_REG_NOTIFY_RING_SIZE: return ring_size_;
+    case P2_REG_NOTIFY_HEAD: return ring_head_;
+    case P2_REG_NOTIFY_TAIL: return ring_tail_;
+    case P2_REG_NOTIFY_OVERFLOW: return ring_overflow_;
     default: break;
   }
   if (off >= P2_REG_ROUTE_BASE && off < P2_REG_ROUTE(P2_MAX_NODES))
@@ -74,14 +50,17 @@ uint64_t Registers::read(uint64_t off) const {
 
 void Registers::write(uint64_t off, uint64_t value) {
   switch (off) {
-    case P2_REG_NOTIFY_RAISE:
-      flush_then_raise(value);
+    case P2_REG_NOTIFY_RAISE: append_notification(value); return;
+    case P2_REG_NOTIFY_RING:
+      ring_base_ = value;
+      ring_head_ = ring_tail_ = 0;
       return;
-    case P2_REG_NOTIFY_SELECT: notify_select_ = value; return;
-    case P2_REG_NOTIFY_CONSUME:
-      if (notify_.consume(static_cast<unsigned>(value & 0xffffffffu),
-                          static_cast<unsigned>(value >> 32)))
-        notify_changed();
+    case P2_REG_NOTIFY_RING_SIZE:
+      // Only a power of two can be indexed by masking, as the hardware does.
+      ring_size_ = (value != 0 && (value & (value - 1)) == 0) ? value : 0;
+      return;
+    case P2_REG_NOTIFY_TAIL:
+      if (value <= ring_head_) ring_tail_ = value;
       return;
     default: break;
   }
@@ -104,29 +83,28 @@ void Registers::write(uint64_t off, uint64_t value) {
   }
 }
 
-void Registers::flush_then_raise(uint64_t word) {
-  flushing_.push_back(word);
-  auto flush = std::make_unique<Tlp>();
-  flush->kind = TlpKind::MemRead;
-  flush->addr = p2_node_base(node_) + P2_HOST_OFFSET;
-  flush->length = 0;
-  flush->requester = requester_id(node_, Function::Chip);
-  flush->tag = next_flush_tag_++;
-  flush->born = sc_core::sc_time_stamp();
-  flush->id = (static_cast<uint64_t>(node_) << 48) | (2ull << 44) | flush->tag;
-  router_.inject(Xbar::Regs, std::move(flush));
+void Registers::append_notification(uint64_t word) {
+  if (ring_base_ == 0 || ring_size_ == 0 || ring_head_ - ring_tail_ >= ring_size_) {
+    ++ring_overflow_;
+    return;
+  }
+  uint64_t entry = p2_notify_entry(p2_notify_serial(ring_head_),
+                                   static_cast<unsigned>(word & 0xffffffffu),
+                                   static_cast<unsigned>(word >> 32));
+  auto w = std::make_unique<Tlp>();
+  w->kind = TlpKind::MemWrite;
+  w->addr = ring_base_ + 8 * (ring_head_ % ring_size_);
+  w->length = 8;
+  w->requester = requester_id(node_, Function::Chip);
+  w->data.resize(8);
+  std::memcpy(w->data.data(), &entry, 8);
+  w->born = sc_core::sc_time_stamp();
+  w->id = (static_cast<uint64_t>(node_) << 48) | (2ull << 44) | ring_head_;
+  ++ring_head_;
+  router_.inject(Xbar::Regs, std::move(w));
 }
 
 void Registers::accept(TlpPtr tlp) {
-  if (tlp->kind == TlpKind::Completion) {
-    // A flush came back: everything before the oldest notification is in memory.
-    if (flushing_.empty()) return;
-    uint64_t word = flushing_.front();
-    flushing_.pop_front();
-    notify_.raise(static_cast<unsigned>(word & 0xffffffffu), static_cast<unsigned>(word >> 32));
-    notify_changed();
-    return;
-  }
   accesses_.push(sc_core::sc_time_stamp() +
                      clock_.cycles(static_cast<uint64_t>(params_.reg_access_cycles)),
                  std::move(tlp));

@@ -7,16 +7,15 @@
 // Accesses must be 8 bytes, 8-byte aligned; others are dropped (writes) or
 // answered Unsupported Request (reads).
 //
-// A notification write does not count at once: the data it follows may still
-// be on its way from this board to host memory. The unit first sends a
-// zero-length read to the host (a flush: PCIe reads never pass posted writes),
-// and records the notification when that read completes, in arrival order.
+// A notification write (NOTIFY_RAISE) becomes an entry appended to the
+// notification ring in this node's host memory: a posted write through the
+// crossbar to the N port, so it follows any data that arrived before it on the
+// same input. While the ring is unset or full (HEAD - TAIL == size) the
+// notification is dropped and counted.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <deque>
-#include <map>
 
 #include <systemc>
 
@@ -28,22 +27,6 @@
 namespace p2 {
 
 class Dmac;
-
-// Arrivals per (slot, tag), bounded in distinct pairs like the chip's table.
-class NotifyTable {
- public:
-  explicit NotifyTable(size_t capacity) : capacity_(capacity) {}
-  void raise(unsigned slot, unsigned tag);
-  unsigned pending(unsigned slot, unsigned tag) const;
-  bool consume(unsigned slot, unsigned tag);
-  uint64_t overflow() const { return overflow_; }
-  uint64_t raised() const { return raised_; }
-
- private:
-  size_t capacity_;
-  std::map<uint64_t, unsigned> pending_;
-  uint64_t overflow_ = 0, raised_ = 0;
-};
 
 class Registers : public sc_core::sc_module, public TlpSink {
  public:
@@ -62,15 +45,15 @@ class Registers : public sc_core::sc_module, public TlpSink {
   uint64_t read(uint64_t offset) const;
   void write(uint64_t offset, uint64_t value);
 
-  NotifyTable& notifications() { return notify_; }
-  const NotifyTable& notifications() const { return notify_; }
+  uint64_t notifications() const { return ring_head_; }  // written to the ring
+  uint64_t dropped_notifications() const { return ring_overflow_; }
   uint64_t bad_accesses() const { return bad_accesses_; }
 
   void accept(TlpPtr tlp) override;
 
  private:
   void on_access_due();
-  void flush_then_raise(uint64_t word);
+  void append_notification(uint64_t word);
 
   unsigned node_, nnodes_;
   const Params& params_;
@@ -78,12 +61,10 @@ class Registers : public sc_core::sc_module, public TlpSink {
   Router& router_;
   Dmac* dmac_ = nullptr;
   uint64_t port_modes_ = 0;
-  uint64_t notify_select_ = 0;
-  NotifyTable notify_;
+  uint64_t ring_base_ = 0, ring_size_ = 0, ring_head_ = 0, ring_tail_ = 0, ring_overflow_ = 0;
   uint64_t bad_accesses_ = 0;
   TimedQueue<TlpPtr> accesses_;
-  std::deque<uint64_t> flushing_;  // notification words waiting for their flush
-  uint8_t next_flush_tag_ = 0;
+
   std::function<void()> changed_;
 };
 

@@ -134,7 +134,7 @@ void Cluster::write_stats_table(std::ostream& out) const {
                   static_cast<unsigned long long>(d.bytes),
                   static_cast<unsigned long long>(d.errors), mean,
                   static_cast<unsigned long long>(chips_[i]->pio().stores()),
-                  static_cast<unsigned long long>(chips_[i]->registers().notifications().raised()),
+                  static_cast<unsigned long long>(chips_[i]->registers().notifications()),
                   static_cast<unsigned long long>(r.dropped_writes + hosts_[i]->stats().dropped_writes));
     out << line;
   }
@@ -173,7 +173,7 @@ void Cluster::write_stats_json(std::ostream& out) const {
           << ", \"busy_us\": " << us(r.output_busy[x]) << ", \"stall_us\": " << us(r.output_stall[x])
           << "}";
     out << "}, \"pio_stores\": " << chips_[i]->pio().stores()
-        << ", \"notifications\": " << chips_[i]->registers().notifications().raised()
+        << ", \"notifications\": " << chips_[i]->registers().notifications()
         << ", \"host\": {\"writes\": " << h.writes << ", \"write_bytes\": " << h.write_bytes
         << ", \"dropped_writes\": " << h.dropped_writes << ", \"reads\": " << h.reads
         << ", \"read_bytes\": " << h.read_bytes << ", \"unsupported_reads\": " << h.unsupported_reads

@@ -54,7 +54,8 @@ Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& r
     ranks_on_node_[r.node].push_back(i);
   }
   // Waits are re-checked exactly when what they look at can have changed: the
-  // chip's DMA status or notification table, or bytes landing in memory.
+  // chip's registers (DMA status), or bytes landing in memory (data, flags and
+  // notification ring entries alike).
   for (unsigned n = 0; n < cluster.nodes(); n++) {
     if (ranks_on_node_[n].empty()) continue;
     cluster.chip(n).set_change_observer([this, n] { on_chip_change(n); });
@@ -82,6 +83,7 @@ void Frontend::poll_ranks() {
       Request q;
       q.op = in->op;
       q.seq = in->seq;
+      q.flags = in->flags;
       q.stamp = in->stamp_ps;
       q.a = in->a;
       q.b = in->b;
@@ -238,7 +240,6 @@ void Frontend::execute(Rank& r, Request& q) {
       return;
     case P2_CHAN_MMIO_READ:
     case P2_CHAN_WAIT_REG:
-    case P2_CHAN_WAIT_NOTIFY:
     case P2_CHAN_WAIT_MEM:
       start_wait(r, q);
       return;
@@ -288,14 +289,6 @@ void Frontend::start_wait(Rank& r, Request& q) {
               answer(rr, P2_CHAN_OK, 0);
           });
       return;
-    case P2_CHAN_WAIT_NOTIFY:
-      if (w.a >= P2_NOTIFY_SLOTS || w.b > P2_NOTIFY_TAG_MAX) {
-        warn(r, "wait for notification slot " + std::to_string(w.a) + " tag " + hex(w.b) +
-                    ", out of range");
-        answer(r, P2_CHAN_FAILED, 0);
-        return;
-      }
-      break;
     case P2_CHAN_WAIT_MEM:
       if (w.a % 8 != 0 || !cluster_.host(r.node).translate(w.a, 8)) {
         warn(r, "wait on memory word " + hex(w.a) +
@@ -305,9 +298,11 @@ void Frontend::start_wait(Rank& r, Request& q) {
       }
       break;
   }
+  // Executed exactly when the model has reached the request's stamp: a test
+  // is answered with the memory as it is at that simulated time.
   if (wait_satisfied(r))
     answer(r, P2_CHAN_OK, 0);
-  else if (w.op == P2_CHAN_WAIT_NOTIFY && w.c == 0)
+  else if (w.op == P2_CHAN_WAIT_MEM && !(w.flags & P2_CHAN_WAIT_BLOCK))
     answer(r, P2_CHAN_NOT_YET, 0);  // a test: the answer is "not yet", now
 }
 
@@ -316,17 +311,12 @@ bool Frontend::wait_satisfied(Rank& r) {
   switch (w.op) {
     case P2_CHAN_WAIT_REG:
       return (cluster_.chip(r.node).reg_peek(w.a) & w.c) == w.b;
-    case P2_CHAN_WAIT_NOTIFY: {
-      Peach2& chip = cluster_.chip(r.node);
-      unsigned slot = static_cast<unsigned>(w.a), tag = static_cast<unsigned>(w.b);
-      return chip.notify_pending(slot, tag) > 0 && chip.notify_consume(slot, tag);
-    }
     case P2_CHAN_WAIT_MEM: {
       const uint8_t* p = cluster_.host(r.node).translate(w.a, 8);
       uint64_t v;
       if (!p) return false;
       std::memcpy(&v, p, sizeof v);
-      return v == w.b;
+      return (v & w.c) == w.b;
     }
   }
   return false;
@@ -348,9 +338,7 @@ void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
 void Frontend::on_chip_change(unsigned node) {
   for (unsigned i : ranks_on_node_[node]) {
     Rank& r = ranks_[i];
-    if (r.waiting &&
-        ((r.wait.op == P2_CHAN_WAIT_REG && r.fenced) || r.wait.op == P2_CHAN_WAIT_NOTIFY) &&
-        wait_satisfied(r))
+    if (r.waiting && r.wait.op == P2_CHAN_WAIT_REG && r.fenced && wait_satisfied(r))
       answer(r, P2_CHAN_OK, 0);
   }
 }
@@ -456,16 +444,18 @@ std::string Frontend::describe_wait(const Rank& r) const {
   const Request& w = r.waiting ? r.wait : r.queue.back();
   std::ostringstream s;
   switch (w.op) {
-    case P2_CHAN_WAIT_NOTIFY:
-      s << "notification slot " << w.a << " tag " << hex(w.b);
-      break;
     case P2_CHAN_WAIT_REG:
       s << "register " << reg_name(w.a) << " & " << hex(w.c) << " == " << hex(w.b);
       if (valid_reg(w.a))
         s << " (now " << hex(const_cast<Cluster&>(cluster_).chip(r.node).reg_peek(w.a)) << ")";
       break;
     case P2_CHAN_WAIT_MEM: {
-      s << "memory word " << hex(w.a) << " == " << hex(w.b);
+      int64_t entry = notify_ring_entry(r, w);
+      if (entry >= 0) {
+        s << "a DMA notification (ring entry " << entry << ")";
+        break;
+      }
+      s << "memory word " << hex(w.a) << " & " << hex(w.c) << " == " << hex(w.b);
       const uint8_t* p = const_cast<Cluster&>(cluster_).host(r.node).translate(w.a, 8);
       if (p) {
         uint64_t v;
@@ -481,6 +471,18 @@ std::string Frontend::describe_wait(const Rank& r) const {
       s << "request " << w.op;
   }
   return s.str();
+}
+
+int64_t Frontend::notify_ring_entry(const Rank& r, const Request& w) const {
+  Peach2& chip = const_cast<Cluster&>(cluster_).chip(r.node);
+  uint64_t ring = chip.reg_peek(P2_REG_NOTIFY_RING);
+  uint64_t size = chip.reg_peek(P2_REG_NOTIFY_RING_SIZE);
+  if (ring == 0 || size == 0 || w.a < ring || (w.a - ring) / 8 >= size) return -1;
+  // The library waits for the serial of entry i (i + 1, peach2_hw.h); a wait
+  // of another shape on a ring word is told by its place in the ring.
+  uint64_t serial = w.b >> 32;
+  if (w.c == P2_NOTIFY_SERIAL_MASK && serial != 0) return static_cast<int64_t>(serial - 1);
+  return static_cast<int64_t>((w.a - ring) / 8);
 }
 
 void Frontend::print_ranks(std::ostream& out) const {

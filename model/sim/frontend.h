@@ -68,7 +68,7 @@ class Frontend {
 
  private:
   struct Request {
-    uint32_t op = 0, seq = 0;
+    uint32_t op = 0, seq = 0, flags = 0;
     uint64_t stamp = 0, a = 0, b = 0, c = 0;
     std::vector<uint8_t> data;
   };
@@ -116,6 +116,9 @@ class Frontend {
   void on_memory_write(unsigned node, uint64_t addr, uint32_t len);
   uint64_t reg_addr(const Rank& r, uint64_t reg) const;
   std::string describe_wait(const Rank& r) const;
+  // The entry number a memory wait waits for if its word lies in the node's
+  // notification ring (the board's NOTIFY_RING registers), else -1.
+  int64_t notify_ring_entry(const Rank& r, const Request& w) const;
   void warn(const Rank& r, const std::string& what);
 
   int deadlock();

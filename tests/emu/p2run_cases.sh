@@ -58,8 +58,8 @@ deadlock)
     expect_rc 3
     expect_faster 5
     expect_err "deadlock"
-    expect_err "rank 0 (node 0): waiting for notification slot 3 tag 0x100 since 2.0"
-    expect_err "rank 1 (node 1): waiting for notification slot 3 tag 0x100 since 4.0"
+    expect_err "rank 0 (node 0): waiting for a DMA notification (ring entry 0) since 2.0"
+    expect_err "rank 1 (node 1): waiting for a DMA notification (ring entry 0) since 4.0"
     expect_clean ;;
 crash_abort)
     run -n 2 --timeout 30 -- "$BIN/emu_crash" abort

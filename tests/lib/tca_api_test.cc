@@ -11,7 +11,7 @@
 
 namespace {
 
-constexpr int kFirstStatus = TCA_ERROR_PIO_RANGE;  // the most negative
+constexpr int kFirstStatus = TCA_ERROR_NOTIFY_BACKLOG;  // the most negative
 constexpr int kLastStatus = TCA_NOT_YET;
 
 TEST(TcaApi, EveryStatusHasItsOwnName)

@@ -137,40 +137,63 @@ TEST(Dmac, BlockStrideMovesExactlyTheBlocks) {
   });
 }
 
-TEST(Dmac, NotificationsArriveWithSlotAndTag) {
+TEST(Dmac, NotificationsArriveWithSlotAndTagBehindTheData) {
   with_cluster(make_torus(2, 8), Params{}, [](Driver& d) {
+    d.setup_ring(9, 16);
+    d.setup_ring(0, 16);
+    d.setup_ring(5, 16);
     p2_desc x = desc(host_addr(0, kSrcArea), host_addr(9, kDstArea), 512, P2_DESC_NOTIFY | P2_DESC_NOTIFY_SELF);
     x.wait_slot = 3;
     x.wait_tag = 0x100;
     fill_pattern(d.mem(x.src, 512), 512, 9);
     d.put_desc(host_addr(0, kDescArea), x);
     d.start_chain(0, 0, host_addr(0, kDescArea));
-    Peach2& dst = d.cluster().chip(9);
-    d.wait_until([&] { return dst.notify_pending(3, 0x100) == 1; });
-    // The data is there before the notification that follows it.
+    uint64_t e = d.wait_notification(9, 0, 16);
+    // The data is in memory by the time its notification is.
     EXPECT_EQ(0, std::memcmp(d.mem(x.dst, 512), d.mem(x.src, 512), 512));
-    EXPECT_EQ(dst.notify_pending(3, 0x101), 0u);
-    EXPECT_EQ(dst.notify_pending(4, 0x100), 0u);
-    d.wait_until([&] { return d.cluster().chip(0).notify_pending(3, 0x100) == 1; });
-    EXPECT_TRUE(dst.notify_consume(3, 0x100));
-    EXPECT_FALSE(dst.notify_consume(3, 0x100));
-    EXPECT_EQ(d.cluster().chip(5).notify_pending(3, 0x100), 0u);
+    EXPECT_EQ(p2_notify_entry_slot(e), 3u);
+    EXPECT_EQ(p2_notify_entry_tag(e), 0x100u);
+    uint64_t self = d.wait_notification(0, 0, 16);
+    EXPECT_EQ(self, e);
+    EXPECT_EQ(d.peek(9, P2_REG_NOTIFY_HEAD), 1u);
+    EXPECT_EQ(d.peek(5, P2_REG_NOTIFY_HEAD), 0u);
+    EXPECT_EQ(d.ring_entry(5, 0, 16), 0u);
   });
 }
 
-TEST(Dmac, NotificationRegistersSelectPendingConsume) {
+TEST(Dmac, NotificationRingDropsWhenFullAndResumesAfterTail) {
   with_cluster(make_ring(2), Params{}, [](Driver& d) {
-    p2_desc x = desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 8, P2_DESC_NOTIFY);
-    x.wait_slot = 63;
-    x.wait_tag = 0xffff;
-    d.put_desc(host_addr(0, kDescArea), x);
+    d.setup_ring(1, 2);
+    auto send = [&](unsigned slot, unsigned tag) {
+      p2_desc x = desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 8, P2_DESC_NOTIFY);
+      x.wait_slot = static_cast<uint16_t>(slot);
+      x.wait_tag = tag;
+      d.put_desc(host_addr(0, kDescArea), x);
+      uint64_t runs = d.peek(0, P2_REG_DMA(0, P2_DMA_RUNS));
+      d.start_chain(0, 0, host_addr(0, kDescArea));
+      d.wait_channel(0, 0, runs);
+      wait(sc_core::sc_time(2, sc_core::SC_US));  // let the notification land or drop
+    };
+    send(63, 0xffff);
+    send(1, 2);
+    send(4, 5);  // the ring of two is full: dropped
+    EXPECT_EQ(d.peek(1, P2_REG_NOTIFY_OVERFLOW), 1u);
+    EXPECT_EQ(d.ring_entry(1, 0, 2), p2_notify_entry(1, 63, 0xffff));
+    EXPECT_EQ(d.ring_entry(1, 1, 2), p2_notify_entry(2, 1, 2));
+    d.mmio(1, P2_REG_NOTIFY_TAIL, 2);
+    wait(sc_core::sc_time(1, sc_core::SC_US));
+    send(6, 7);
+    EXPECT_EQ(d.wait_notification(1, 2, 2), p2_notify_entry(3, 6, 7));
+    EXPECT_EQ(d.peek(1, P2_REG_NOTIFY_HEAD), 3u);
+  });
+}
+
+TEST(Dmac, NotificationWithoutARingIsCountedAsDropped) {
+  with_cluster(make_ring(2), Params{}, [](Driver& d) {
+    d.put_desc(host_addr(0, kDescArea), desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 8, P2_DESC_NOTIFY));
     d.start_chain(0, 0, host_addr(0, kDescArea));
-    d.wait_until([&] { return d.cluster().chip(1).notify_pending(63, 0xffff) == 1; });
-    d.mmio(1, P2_REG_NOTIFY_SELECT, p2_notify_word(63, 0xffff));
-    d.wait_until([&] { return d.peek(1, P2_REG_NOTIFY_SELECT) == p2_notify_word(63, 0xffff); });
-    EXPECT_EQ(d.peek(1, P2_REG_NOTIFY_PENDING), 1u);
-    d.mmio(1, P2_REG_NOTIFY_CONSUME, p2_notify_word(63, 0xffff));
-    d.wait_until([&] { return d.peek(1, P2_REG_NOTIFY_PENDING) == 0; });
+    d.wait_until([&] { return d.peek(1, P2_REG_NOTIFY_OVERFLOW) == 1; });
+    EXPECT_EQ(d.peek(1, P2_REG_NOTIFY_HEAD), 0u);
   });
 }
 

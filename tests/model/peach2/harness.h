@@ -59,6 +59,24 @@ class Driver : public sc_core::sc_module {
     mmio(node, P2_REG_DMA(ch, P2_DMA_REG_COUNT), descs.size());
   }
   uint64_t peek(unsigned node, uint64_t reg) { return cluster_.chip(node).reg_peek(reg); }
+
+  // A notification ring of `entries` at host offset kRingOffset of `node`.
+  static constexpr uint64_t kRingOffset = 0x800000;
+  void setup_ring(unsigned node, uint64_t entries) {
+    std::memset(mem(host_addr(node, kRingOffset), 8 * entries), 0, 8 * entries);
+    mmio(node, P2_REG_NOTIFY_RING_SIZE, entries);
+    mmio(node, P2_REG_NOTIFY_RING, host_addr(node, kRingOffset));
+  }
+  uint64_t ring_entry(unsigned node, uint64_t index, uint64_t entries) {
+    uint64_t e;
+    std::memcpy(&e, mem(host_addr(node, kRingOffset + 8 * (index % entries)), 8), 8);
+    return e;
+  }
+  // Until entry `index` of the node's ring holds its serial; returns it.
+  uint64_t wait_notification(unsigned node, uint64_t index, uint64_t entries) {
+    wait_until([&] { return (ring_entry(node, index, entries) >> 32) == p2_notify_serial(index); });
+    return ring_entry(node, index, entries);
+  }
   // Until the channel has finished one more run or failed; returns the status.
   // Call it right after posting the start, which is still on its way then.
   uint64_t wait_channel(unsigned node, unsigned ch, uint64_t runs_before) {

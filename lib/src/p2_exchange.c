@@ -1,0 +1,153 @@
+/*
+ * p2_exchange.c - p2_exchange and p2_barrier (p2.h): an allgather of a small
+ * blob over the interconnect itself, written with the TCA API, so ranks
+ * started without MPI can swap tcaHandles (and the exchange's cost is the
+ * modelled cost of real PIO traffic; the same code would run on boards).
+ *
+ * Every node's mailbox (p2_mailbox.h) lies at host offset 0, reserved by
+ * tcaInit, so its PCIe address is known on every node before anything has
+ * been exchanged. Exchange number g (1, 2, ...) uses bank g % 2:
+ *
+ *   rank r, for every node n:  PIO  blob            -> node n, bank g%2, slot r, +0
+ *                              PIO  [node(r), g]    -> node n, bank g%2, slot r, trailer
+ *   commit
+ *   for every rank q:          wait own mailbox, bank g%2, slot q, generation word == g
+ *                              copy the blob out
+ *
+ * The trailer words sit at a fixed place at the end of the slot, so the
+ * generation word's place never holds blob bytes of an exchange of another
+ * size. Both writes go through one PIO stream along one fixed path: posted
+ * writes arrive in order, so a generation word that reads g means the blob
+ * of generation g has landed too.
+ *
+ * A rank does not know which nodes the others run on until it has heard from
+ * them, so the first exchange writes to every node of the cluster (writes to a
+ * node without a rank land in memory nobody reads). Each slot also carries
+ * its writer's node, and later exchanges write only to the nodes with ranks.
+ *
+ * Why two banks are enough. A rank writes bank g%2 again only for
+ * generation g+2, which it starts after finishing g+1, that is after it has
+ * seen the generation-(g+1) word of every rank q in its own mailbox. Rank q
+ * wrote that word only after finishing generation g, which means after it had
+ * copied every generation-g blob out of its own bank g%2. So no write of
+ * generation g+2 can reach a bank g%2 whose owner still has to read
+ * generation g, while generation g+1, the only one a rank can run ahead to,
+ * goes to the other bank. And since each waiter waits for the exact value g,
+ * the g-2 still in a slot it has not been sent yet is never taken for g. One
+ * bank would not do: a rank that has finished g could overwrite a slot of a
+ * slower rank that has not read g yet.
+ *
+ * All ranks call p2_exchange the same number of times with the same `bytes`
+ * (a collective). Not thread safe.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "p2.h"
+#include "p2_mailbox.h"
+#include "tca_internal.h"
+
+/* Where the trailer words of a slot sit. */
+#define MAILBOX_NODE_WORD (P2_MAILBOX_SLOT_BYTES - 2u * P2_MAILBOX_WORD_BYTES)
+#define MAILBOX_GENERATION_WORD (P2_MAILBOX_SLOT_BYTES - P2_MAILBOX_WORD_BYTES)
+#define MAILBOX_TRAILER_BYTES (2u * P2_MAILBOX_WORD_BYTES)
+
+P2_STATIC_ASSERT(MAILBOX_NODE_WORD == P2_EXCHANGE_MAX_BLOB, "the trailer follows the blob");
+
+/* The handle of node `node`'s mailbox: known without any exchange because it
+ * lies at the same host offset on every node. */
+static tcaHandle mailbox_handle(unsigned node)
+{
+    return tca_handle_make(p2_node_base(node) + P2_HOST_OFFSET + P2_MAILBOX_HOST_OFFSET,
+                           P2_EXCHANGE_BYTES, tcaMemoryCPU, node);
+}
+
+/* Writes [blob, trailer] into slot `rank` of `bank` on node `node`. */
+static tcaresult post_slot(unsigned node, unsigned bank, unsigned rank, const void *blob,
+                           size_t bytes, const uint64_t trailer[2])
+{
+    tcaHandle mailbox = mailbox_handle(node);
+    tcaPIOHandle pio;
+    tcaresult r;
+    if ((r = tcaSetPIORegion(&pio, &mailbox, p2_mailbox_slot_offset(bank, rank),
+                             P2_MAILBOX_SLOT_BYTES)) != TCA_SUCCESS ||
+        (r = tcaSendPIO(&pio, 0, blob, bytes)) != TCA_SUCCESS)
+        return r;
+    /* Same stream, after the blob: the generation word lands last. */
+    return tcaSendPIO(&pio, MAILBOX_NODE_WORD, trailer, MAILBOX_TRAILER_BYTES);
+}
+
+/* Rank r's blob and trailer in this node's mailbox. */
+static const uint8_t *own_slot(const p2_dev *dev, unsigned bank, unsigned rank)
+{
+    return dev->host_mem + P2_MAILBOX_HOST_OFFSET + p2_mailbox_slot_offset(bank, rank);
+}
+
+tcaresult p2_exchange(const void *mine, void *all, size_t bytes)
+{
+    tcaresult r = tcaInit();
+    if (r != TCA_SUCCESS)
+        return r;
+    p2_dev *dev = tca_dev();
+    if (!mine || !all || bytes == 0 || bytes > P2_EXCHANGE_MAX_BLOB)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    if (dev->rank < 0 || dev->size <= 0 || dev->size > P2_MAX_NODES || dev->rank >= dev->size)
+        return TCA_ERROR_DEVICE;
+
+    tca_exchange_state *st = &tca_g.exchange;
+    const uint64_t generation = st->generation + 1;
+    const unsigned bank = (unsigned)(generation % P2_MAILBOX_BANKS);
+    const unsigned rank = (unsigned)dev->rank, size = (unsigned)dev->size;
+    const uint64_t trailer[2] = {dev->node, generation};
+
+    /* Phase 1: post to every node that may hold a rank, starting after our
+     * own node so that ranks do not all queue on node 0 first. */
+    uint8_t target[P2_MAX_NODES] = {0};
+    for (unsigned q = 0; q < size; q++)
+        if (st->nodes_known)
+            target[st->rank_node[q]] = 1;
+    for (unsigned k = 0; k < dev->nnodes; k++) {
+        unsigned node = (dev->node + 1 + k) % dev->nnodes;
+        if (st->nodes_known && !target[node])
+            continue;
+        if ((r = post_slot(node, bank, rank, mine, bytes, trailer)) != TCA_SUCCESS)
+            return r;
+    }
+    if ((r = tcaSendPIOCommit()) != TCA_SUCCESS)
+        return r;
+
+    /* Phase 2: every rank's slot in our own mailbox, in rank order. */
+    for (unsigned q = 0; q < size; q++) {
+        const uint8_t *slot = own_slot(dev, bank, q);
+        if ((r = p2_wait_u64((const volatile uint64_t *)(slot + MAILBOX_GENERATION_WORD),
+                             generation)) != TCA_SUCCESS)
+            return r;
+    }
+    /* The blobs landed before their generation words (see the top). */
+    atomic_thread_fence(memory_order_acquire);
+    uint32_t node_of[P2_MAX_NODES];
+    int nodes_valid = 1;
+    for (unsigned q = 0; q < size; q++) {
+        const uint8_t *slot = own_slot(dev, bank, q);
+        memcpy((uint8_t *)all + (size_t)q * bytes, slot, bytes);
+        uint64_t node;
+        memcpy(&node, slot + MAILBOX_NODE_WORD, sizeof node);
+        if (node >= dev->nnodes)
+            nodes_valid = 0; /* never expected; keep writing to every node */
+        node_of[q] = (uint32_t)node;
+    }
+    if (!st->nodes_known && nodes_valid) {
+        memcpy(st->rank_node, node_of, size * sizeof node_of[0]);
+        st->nodes_known = 1;
+    }
+    st->generation = generation;
+    return TCA_SUCCESS;
+}
+
+tcaresult p2_barrier(void)
+{
+    /* Any 8 bytes will do: the exchange returns only once every rank has
+     * posted its slot, i.e. has entered the barrier. */
+    uint64_t token = 0, tokens[P2_MAX_NODES];
+    return p2_exchange(&token, tokens, sizeof token);
+}

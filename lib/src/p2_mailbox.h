@@ -1,0 +1,40 @@
+/*
+ * p2_mailbox.h - the bootstrap mailbox p2_exchange (p2_exchange.c) uses: a
+ * fixed region at the very start of every node's registered host memory,
+ * reserved by tcaInit before any tcaMalloc, so every rank knows its PCIe
+ * address on every node without having exchanged anything yet.
+ *
+ *   mailbox = bank[P2_MAILBOX_BANKS] of slot[P2_MAX_NODES] of P2_MAILBOX_SLOT_BYTES
+ *   slot    = [blob, padded to 8 bytes][sender's node word][generation word]
+ *
+ * Slot r of a bank is written only by rank r (one rank per node, so a slot
+ * per possible rank); the generation word is written last.
+ */
+#ifndef P2_MAILBOX_H
+#define P2_MAILBOX_H
+
+#include "peach2_hw.h"
+
+#define P2_MAILBOX_BANKS 2          /* why two suffice: p2_exchange.c */
+#define P2_MAILBOX_SLOT_BYTES 256u  /* one slot: blob + node word + generation word */
+#define P2_MAILBOX_WORD_BYTES 8u    /* the node and generation words */
+/* Largest blob: what a slot holds besides its two trailing words. */
+#define P2_EXCHANGE_MAX_BLOB (P2_MAILBOX_SLOT_BYTES - 2u * P2_MAILBOX_WORD_BYTES)
+/* Host offset of the mailbox: the first bytes of registered host memory. */
+#define P2_MAILBOX_HOST_OFFSET 0u
+/* Bytes tcaInit reserves for the mailbox. */
+#define P2_EXCHANGE_BYTES (P2_MAILBOX_BANKS * P2_MAX_NODES * P2_MAILBOX_SLOT_BYTES)
+
+P2_STATIC_ASSERT(P2_MAILBOX_SLOT_BYTES % P2_MAILBOX_WORD_BYTES == 0,
+                 "trailing words of a slot are 8-byte aligned");
+P2_STATIC_ASSERT(P2_EXCHANGE_MAX_BLOB == 240, "p2.h documents a 240-byte blob limit");
+P2_STATIC_ASSERT(P2_MAILBOX_HOST_OFFSET + P2_EXCHANGE_BYTES <= P2_PIO_NODE_SPAN,
+                 "the mailbox lies within the PIO window's reach of every node");
+
+/* Byte offset of (bank, slot) from the mailbox's start. */
+static inline uint64_t p2_mailbox_slot_offset(unsigned bank, unsigned slot)
+{
+    return ((uint64_t)bank * P2_MAX_NODES + slot) * P2_MAILBOX_SLOT_BYTES;
+}
+
+#endif /* P2_MAILBOX_H */
