@@ -5,23 +5,11 @@
 #include <optional>
 #include <sstream>
 
+#include "topo/text.h"
 #include "topo/topology.h"
 
 namespace p2 {
 
-namespace {
-
-std::optional<unsigned> to_unsigned(const std::string& s) {
-  if (s.empty() || s.size() > 9) return std::nullopt;
-  unsigned v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + unsigned(c - '0');
-  }
-  return v;
-}
-
-}  // namespace
 
 std::vector<unsigned> load_mapping(const std::string& path, unsigned nranks, unsigned nnodes) {
   std::ifstream in(path);

@@ -2,6 +2,7 @@
 // keep a cabling physically possible (one RC and one EP per link, one cable
 // per port, every node reachable). Format: topologies/README.md.
 #include "topo/topology.h"
+#include "topo/text.h"
 
 #include <cstdio>
 #include <fstream>
@@ -220,16 +221,6 @@ std::vector<std::string> split_words(std::string_view s) {
   return words;
 }
 
-// Strict decimal: no sign, no spaces, no trailing junk.
-std::optional<unsigned> to_unsigned(std::string_view s) {
-  if (s.empty() || s.size() > 9) return std::nullopt;
-  unsigned v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + unsigned(c - '0');
-  }
-  return v;
-}
 
 class Parser {
  public:
