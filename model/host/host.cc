@@ -62,6 +62,7 @@ uint8_t* Host::translate(uint64_t addr, uint64_t len) const {
 
 void Host::send(TlpPtr tlp) {
   tlp->id = next_id();
+  ++stats_.tlps_sent;
   port_->send(std::move(tlp));
 }
 

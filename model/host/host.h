@@ -34,6 +34,7 @@ struct HostStats {
   uint64_t writes = 0, write_bytes = 0, dropped_writes = 0;
   uint64_t reads = 0, read_bytes = 0, unsupported_reads = 0;
   uint64_t cpu_stores = 0, mmio_reads = 0;
+  uint64_t tlps_sent = 0;  // TLPs this root complex issued: CPU stores and loads, completions
   sc_core::sc_time write_latency_total, write_latency_max;  // TLP birth to visible
 };
 

@@ -105,6 +105,21 @@ void Cluster::finish_trace() {
   trace_.reset();
 }
 
+ClusterSummary Cluster::summary() const {
+  ClusterSummary s;
+  s.simulated = sc_core::sc_time_stamp();
+  for (unsigned i = 0; i < nodes(); ++i) {
+    const RouterStats& r = chips_[i]->router().stats();
+    // Everything the DMAC and the register unit (and the router answering
+    // for it) created entered the crossbar through their inputs.
+    s.tlps += hosts_[i]->stats().tlps_sent + r.tlps_in[static_cast<int>(Xbar::Dmac)] +
+              r.tlps_in[static_cast<int>(Xbar::Regs)];
+  }
+  for (const auto& l : links_)
+    for (LinkPort* p : {&l->end_a(), &l->end_b()}) s.tlp_hops += p->tx_stats().tlps;
+  return s;
+}
+
 void Cluster::write_stats_table(std::ostream& out) const {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   out << "simulated time: " << std::fixed << std::setprecision(3) << us(now) << " us\n\n";
@@ -140,10 +155,21 @@ void Cluster::write_stats_table(std::ostream& out) const {
   }
 }
 
-void Cluster::write_stats_json(std::ostream& out) const {
+void Cluster::write_stats_json(std::ostream& out, const ProcessStats* process) const {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const ClusterSummary sum = summary();
   out << std::setprecision(9);
-  out << "{\n  \"simulated_us\": " << us(now) << ",\n  \"links\": [";
+  out << "{\n  \"summary\": {\"simulated_us\": " << us(sum.simulated) << ", \"tlps\": " << sum.tlps
+      << ", \"tlp_hops\": " << sum.tlp_hops;
+  if (process) {
+    const double sim_s = sum.simulated.to_seconds();
+    out << ", \"wall_s\": " << process->wall_s
+        << ", \"slowdown\": " << (sim_s > 0 ? process->wall_s / sim_s : 0.0)
+        << ", \"tlp_hops_per_wall_s\": "
+        << (process->wall_s > 0 ? static_cast<double>(sum.tlp_hops) / process->wall_s : 0.0)
+        << ", \"peak_rss_kib\": " << process->peak_rss_kib;
+  }
+  out << "},\n  \"simulated_us\": " << us(now) << ",\n  \"links\": [";
   bool first = true;
   for (const auto& l : links_) {
     for (LinkPort* p : {&l->end_a(), &l->end_b()}) {
@@ -177,6 +203,7 @@ void Cluster::write_stats_json(std::ostream& out) const {
         << ", \"host\": {\"writes\": " << h.writes << ", \"write_bytes\": " << h.write_bytes
         << ", \"dropped_writes\": " << h.dropped_writes << ", \"reads\": " << h.reads
         << ", \"read_bytes\": " << h.read_bytes << ", \"unsupported_reads\": " << h.unsupported_reads
+        << ", \"tlps_sent\": " << h.tlps_sent
         << ", \"mean_write_latency_us\": "
         << (h.writes ? us(h.write_latency_total) / static_cast<double>(h.writes) : 0.0) << "}}";
   }

@@ -14,6 +14,25 @@
 
 namespace p2 {
 
+// Totals of a run, computed from the units' statistics.
+struct ClusterSummary {
+  sc_core::sc_time simulated;  // the model's time
+  // TLPs the initiators created: host root complexes (CPU stores and loads,
+  // read completions), DMACs (descriptor and data reads, data writes,
+  // notifications) and the boards' register units (read completions,
+  // notification-ring writes, Unsupported Request answers). The PIO window
+  // rewrites a store's address; the store stays one TLP.
+  uint64_t tlps = 0;
+  uint64_t tlp_hops = 0;  // TLPs transmitted, summed over every link direction
+};
+
+// What the simulator process measured about itself (host figures, not the
+// model's: they differ from run to run).
+struct ProcessStats {
+  double wall_s = 0;          // from the simulator's start to the end of the job
+  uint64_t peak_rss_kib = 0;  // getrusage ru_maxrss
+};
+
 class Cluster {
  public:
   // `memory[n]` backs node n; nodes without one get zeroed buffers of
@@ -30,9 +49,13 @@ class Cluster {
   const Params& params() const { return params_; }
   std::vector<PcieLink*> links() const;
 
-  // Statistics: per link direction and per port, as a table and as JSON.
+  ClusterSummary summary() const;
+  // Statistics: per link direction and per port, as a table and as JSON. The
+  // JSON starts with a "summary" object (ClusterSummary, and `process` when
+  // given: wall time, slowdown = wall / simulated, TLP hops per wall second,
+  // peak RSS).
   void write_stats_table(std::ostream& out) const;
-  void write_stats_json(std::ostream& out) const;
+  void write_stats_json(std::ostream& out, const ProcessStats* process = nullptr) const;
   // Records every TLP to a Chrome-trace / Perfetto JSON file.
   void enable_trace(const std::string& path);
   void finish_trace();

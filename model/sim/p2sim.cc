@@ -23,6 +23,8 @@
 #include <vector>
 
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemc>
@@ -90,6 +92,22 @@ std::string parse_options(int argc, char** argv, Options& o) {
 
 uint64_t ns_to_ps(double ns) { return static_cast<uint64_t>(std::llround(ns * 1000.0)); }
 
+// Host time, for the --stats summary only: nothing in the model reads it.
+double monotonic_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// The simulator's own cost: wall time since `started`, peak resident memory.
+p2::ProcessStats process_stats(double started) {
+  p2::ProcessStats p;
+  p.wall_s = monotonic_s() - started;
+  rusage ru{};
+  if (getrusage(RUSAGE_SELF, &ru) == 0) p.peak_rss_kib = static_cast<uint64_t>(ru.ru_maxrss);
+  return p;
+}
+
 // The job segment's end of the simulator's life: ranks and p2run stop waiting
 // for it, whichever way it exits.
 struct JobEnd {
@@ -114,6 +132,7 @@ struct JobEnd {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
+  const double started = monotonic_s();
   sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
   Options opt;
   if (std::string err = parse_options(argc, argv, opt); !err.empty()) {
@@ -222,7 +241,8 @@ int sc_main(int argc, char** argv) {
   int status = frontend.run();
   if (status == 0) {
     if (stats.is_open()) {
-      cluster->write_stats_json(stats);
+      const p2::ProcessStats process = process_stats(started);
+      cluster->write_stats_json(stats, &process);
       stats.close();
       if (!stats) std::cerr << "p2sim: --stats: writing '" << opt.stats << "' failed\n";
     }

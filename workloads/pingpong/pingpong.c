@@ -339,12 +339,14 @@ static void free_lanes(pp_state *s)
 
 /* ---- Options ----------------------------------------------------------------- */
 
-/* A usage error printed once per job (by rank 0, or by a process that runs
- * outside p2run): returns WL_EXIT_USAGE. */
+/* A usage error, found alike by every rank, is printed and returned by rank 0
+ * (or by a process outside p2run) alone: the others leave quietly with 0, so
+ * the job's status is rank 0's and it cannot end before rank 0 has spoken. */
 static int usage_failure(const wl_program *program, const char *message)
 {
-    if (p2_rank() <= 0)
-        wl_usage_error(program, message);
+    if (p2_rank() > 0)
+        return WL_EXIT_OK;
+    wl_usage_error(program, message);
     return WL_EXIT_USAGE;
 }
 

@@ -1,0 +1,566 @@
+/*
+ * p2bench - how fast the simulator is: runs two jobs under p2run and reports,
+ * for each, the simulated time, the wall time, the slowdown (wall / simulated),
+ * the TLPs simulated, the TLP hops per wall second and the peak memory.
+ *
+ *   p2bench [--quick] [--pingpongs N] [--ranks N] [--size SIZE]
+ *           [--p2run PATH] [--workloads DIR] [--timeout SECONDS] [--keep DIR]
+ *           [--csv FILE] [--json FILE]
+ *
+ * The cases:
+ *   (a) p2run -n 2 --stats F -- pingpong -m dma -b 8 -e 8 -n 10000 -w 0 -c 0
+ *       (10,000 8-byte DMA ping-pongs: latency-bound, few TLPs, many wake-ups)
+ *   (b) p2run -n 16 --stats F -- stream -s 16M
+ *       (every rank DMAs 16 MiB to rank ^ 1 at once: bandwidth-bound, millions
+ *       of TLPs)
+ * --quick: 100 ping-pongs and 4 ranks x 256 KiB (a smoke test, seconds).
+ *
+ * Figures per case:
+ *   simulated_ms     the job's simulated time at its end (p2sim --stats summary)
+ *   wall_s           host time of the whole job, p2run start to exit (measured here)
+ *   slowdown         wall_s / simulated time
+ *   tlps             TLPs the model's initiators created (summary "tlps")
+ *   tlp_hops         TLPs transmitted, summed over every link direction
+ *   hops_per_wall_s  tlp_hops / wall_s
+ *   peak_rss_MB      largest resident set of any process of the job (p2run,
+ *                    p2sim, a rank): wait4's ru_maxrss, which covers the
+ *                    descendants p2run reaped. Shared memory pages (the node
+ *                    arenas) count in every process that touched them.
+ *   sim_wall_s       p2sim's own wall time (summary "wall_s")
+ *   sim_rss_MB       p2sim's peak resident set (summary "peak_rss_kib")
+ * The table goes to stdout (one row per case, as it finishes), progress lines
+ * to stderr; --csv/--json write copies. A job that fails ends p2bench with
+ * status 1 and its output shown; a bad flag with status 2.
+ *
+ * By default p2run is ../emu/p2run and the workloads are next to this
+ * program (the build tree: build/workloads/p2bench).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wl_options.h"
+#include "wl_report.h"
+
+#define PROGRAM "p2bench"
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+/* The full benchmark, and --quick. */
+#define PINGPONGS_FULL 10000
+#define STREAM_RANKS_FULL 16
+#define STREAM_BYTES_FULL (16u << 20)
+#define PINGPONGS_QUICK 100
+#define STREAM_RANKS_QUICK 4
+#define STREAM_BYTES_QUICK (256u << 10)
+#define PINGPONG_BYTES "8"
+/* Lines of a failed job's output shown. */
+#define FAILED_OUTPUT_LINES 40
+
+#define KIB_PER_MB (1000.0 / 1024.0 * 1000.0) /* ru_maxrss is KiB; MB = 1e6 bytes */
+#define US_PER_MS 1e3
+#define US_PER_S 1e6
+
+typedef struct bench_options {
+    int pingpongs;
+    int ranks;
+    uint64_t stream_bytes;
+    const char *p2run, *workloads, *keep, *csv, *json;
+    double timeout_s; /* 0: none */
+} bench_options;
+
+/* What one job gave. */
+typedef struct bench_result {
+    double wall_s;
+    long peak_rss_kib;
+    double simulated_us;
+    unsigned long long tlps, tlp_hops;
+    double sim_wall_s;
+    unsigned long long sim_rss_kib;
+} bench_result;
+
+/* ---- Options ------------------------------------------------------------------ */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: " PROGRAM " [--quick] [--pingpongs N] [--ranks N] [--size SIZE]\n"
+            "               [--p2run PATH] [--workloads DIR] [--timeout SECONDS] [--keep DIR]\n"
+            "               [--csv FILE] [--json FILE]\n"
+            "Measures the simulator's speed on two jobs and prints simulated time, wall time,\n"
+            "slowdown, TLPs, TLP hops per wall second and peak memory:\n"
+            "  (a) p2run -n 2 -- pingpong -m dma -b 8 -e 8 -n PINGPONGS -w 0 -c 0\n"
+            "  (b) p2run -n RANKS -- stream -s SIZE\n"
+            "  --quick            %d ping-pongs, %d ranks x %uK (default %d, %d x %uM)\n"
+            "  --pingpongs N      ping-pongs of case (a)\n"
+            "  --ranks N          ranks of case (b) (even: partners are rank ^ 1)\n"
+            "  --size SIZE        bytes each rank streams in case (b) (K, M, G suffixes)\n"
+            "  --p2run PATH       the launcher (default: ../emu/p2run from this program)\n"
+            "  --workloads DIR    where pingpong and stream are (default: this program's folder)\n"
+            "  --timeout SECONDS  end a job that runs longer (p2run --timeout)\n"
+            "  --keep DIR         keep each job's output and --stats file in DIR\n"
+            "  --csv FILE, --json FILE   also write the table as CSV / JSON\n",
+            PINGPONGS_QUICK, STREAM_RANKS_QUICK, STREAM_BYTES_QUICK >> 10, PINGPONGS_FULL,
+            STREAM_RANKS_FULL, STREAM_BYTES_FULL >> 20);
+}
+
+static int usage_error(const char *what, const char *value)
+{
+    fprintf(stderr, PROGRAM ": %s%s%s%s (" PROGRAM " --help for usage)\n", what,
+            value ? " '" : "", value ? value : "", value ? "'" : "");
+    return EXIT_USAGE;
+}
+
+static int parse_count(const char *text, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < 1 || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Returns 0, EXIT_USAGE after a message, or -1 for --help. */
+static int parse_options(int argc, char **argv, bench_options *o)
+{
+    int quick = 0, pingpongs = 0, ranks = 0;
+    uint64_t size = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value = NULL;
+        char name[32];
+        const char *eq = strchr(arg, '=');
+        size_t len = eq && strncmp(arg, "--", 2) == 0 ? (size_t)(eq - arg) : strlen(arg);
+        if (len >= sizeof name)
+            return usage_error("unknown flag", arg);
+        memcpy(name, arg, len);
+        name[len] = '\0';
+        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
+            return -1;
+        if (strcmp(name, "--quick") == 0) {
+            quick = 1;
+            continue;
+        }
+        static const char *const valued[] = {"--pingpongs", "--ranks", "--size",
+                                             "--p2run", "--workloads", "--timeout",
+                                             "--keep", "--csv", "--json"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            known |= strcmp(name, valued[k]) == 0;
+        if (!known)
+            return usage_error("unknown flag", arg);
+        if (arg[len] == '=')
+            value = arg + len + 1;
+        else if (i + 1 < argc)
+            value = argv[++i];
+        else
+            return usage_error("this flag needs a value:", name);
+        if (strcmp(name, "--pingpongs") == 0) {
+            if (parse_count(value, &pingpongs) != 0)
+                return usage_error("--pingpongs: not a positive count:", value);
+        } else if (strcmp(name, "--ranks") == 0) {
+            if (parse_count(value, &ranks) != 0 || ranks < 2 || ranks % 2 != 0)
+                return usage_error("--ranks: not an even number of ranks from 2:", value);
+        } else if (strcmp(name, "--size") == 0) {
+            if (wl_parse_size(value, &size) != 0 || size == 0)
+                return usage_error("--size: not a size (digits, optional K, M or G):", value);
+        } else if (strcmp(name, "--timeout") == 0) {
+            char *end;
+            errno = 0;
+            o->timeout_s = strtod(value, &end);
+            if (errno || end == value || *end || !(o->timeout_s > 0))
+                return usage_error("--timeout: not a positive number of seconds:", value);
+        } else {
+            const char **target = strcmp(name, "--p2run") == 0       ? &o->p2run
+                                  : strcmp(name, "--workloads") == 0 ? &o->workloads
+                                  : strcmp(name, "--keep") == 0      ? &o->keep
+                                  : strcmp(name, "--csv") == 0       ? &o->csv
+                                                                     : &o->json;
+            if (!*value)
+                return usage_error("an empty value for", name);
+            *target = value;
+        }
+    }
+    o->pingpongs = pingpongs ? pingpongs : quick ? PINGPONGS_QUICK : PINGPONGS_FULL;
+    o->ranks = ranks ? ranks : quick ? STREAM_RANKS_QUICK : STREAM_RANKS_FULL;
+    o->stream_bytes = size ? size : quick ? STREAM_BYTES_QUICK : STREAM_BYTES_FULL;
+    return 0;
+}
+
+/* ---- Paths ---------------------------------------------------------------------- */
+
+/* The folder this program is in. */
+static int self_dir(char *out, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", out, size - 1);
+    if (n <= 0)
+        return -1;
+    out[n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return 0;
+}
+
+static int executable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* Fills the default paths and checks every program exists. */
+static int resolve_paths(bench_options *o, char *p2run, char *workloads, size_t size)
+{
+    char dir[PATH_MAX];
+    if ((!o->p2run || !o->workloads) && self_dir(dir, sizeof dir) != 0) {
+        fprintf(stderr, PROGRAM ": cannot find my own folder (/proc/self/exe): give --p2run "
+                        "and --workloads\n");
+        return -1;
+    }
+    snprintf(p2run, size, "%s", o->p2run ? o->p2run : "");
+    if (!o->p2run && snprintf(p2run, size, "%s/../emu/p2run", dir) >= (int)size)
+        return -1;
+    snprintf(workloads, size, "%s", o->workloads ? o->workloads : dir);
+    if (!executable(p2run)) {
+        fprintf(stderr, PROGRAM ": p2run '%s' is not an executable file (--p2run PATH)\n",
+                p2run);
+        return -1;
+    }
+    const char *programs[] = {"pingpong", "stream"};
+    for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
+        char path[PATH_MAX + 16];
+        snprintf(path, sizeof path, "%s/%s", workloads, programs[i]);
+        if (!executable(path)) {
+            fprintf(stderr, PROGRAM ": workload '%s' is not an executable file "
+                            "(--workloads DIR)\n", path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- Running a job ------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The last `lines` lines of a file, on stderr. */
+static void show_tail(const char *path, int lines)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char *text = NULL;
+    size_t size = 0;
+    ssize_t n = getdelim(&text, &size, '\0', f); /* the whole file */
+    fclose(f);
+    if (n <= 0) {
+        free(text);
+        return;
+    }
+    const char *start = text + n;
+    if (start[-1] == '\n')
+        start--; /* the last line's own newline */
+    for (int seen = 0; start > text; start--)
+        if (start[-1] == '\n' && ++seen == lines)
+            break;
+    fprintf(stderr, "---- %s (last %d lines) ----\n%s", path, lines, start);
+    if (text[n - 1] != '\n')
+        fputc('\n', stderr);
+    free(text);
+}
+
+/* The number after "key": in `json`, or -1 if absent. */
+static int json_number(const char *json, const char *key, double *out)
+{
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\":", key);
+    const char *at = strstr(json, quoted);
+    if (!at)
+        return -1;
+    char *end;
+    errno = 0;
+    *out = strtod(at + strlen(quoted), &end);
+    return errno || end == at + strlen(quoted) ? -1 : 0;
+}
+
+/* The "summary" object of p2sim's --stats file into *r. */
+static int read_summary(const char *path, bench_result *r)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, PROGRAM ": cannot read the statistics '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    char head[4096];
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    char *summary = strstr(head, "\"summary\":");
+    char *close = summary ? strchr(summary, '}') : NULL;
+    if (!close) {
+        fprintf(stderr, PROGRAM ": '%s' has no \"summary\" object (a p2sim without it?)\n", path);
+        return -1;
+    }
+    *close = '\0';
+    double simulated_us, tlps, hops, wall, rss;
+    if (json_number(summary, "simulated_us", &simulated_us) ||
+        json_number(summary, "tlps", &tlps) ||
+        json_number(summary, "tlp_hops", &hops) || json_number(summary, "wall_s", &wall) ||
+        json_number(summary, "peak_rss_kib", &rss)) {
+        fprintf(stderr, PROGRAM ": '%s': the summary lacks a figure: %s}\n", path, summary);
+        return -1;
+    }
+    r->simulated_us = simulated_us;
+    r->tlps = (unsigned long long)tlps;
+    r->tlp_hops = (unsigned long long)hops;
+    r->sim_wall_s = wall;
+    r->sim_rss_kib = (unsigned long long)rss;
+    return 0;
+}
+
+/* Runs argv (p2run ...) with its output into `log`; fills wall time and peak
+ * RSS. Returns the job's exit status, or -1 if it could not start. */
+static int run_job(char *const *argv, const char *log, bench_result *r)
+{
+    fflush(stdout);
+    fflush(stderr);
+    double start = now_s();
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, PROGRAM ": fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) {
+            fprintf(stderr, PROGRAM ": cannot write '%s': %s\n", log, strerror(errno));
+            _exit(127);
+        }
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+        execv(argv[0], argv);
+        fprintf(stderr, PROGRAM ": cannot run '%s': %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    while (wait4(pid, &status, 0, &ru) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, PROGRAM ": wait4: %s\n", strerror(errno));
+            return -1;
+        }
+    }
+    r->wall_s = now_s() - start;
+    /* RUSAGE_BOTH of the child: the largest of p2run and every descendant it
+     * reaped (p2sim and the ranks). */
+    r->peak_rss_kib = ru.ru_maxrss;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+/* ---- The cases ------------------------------------------------------------------ */
+
+typedef struct bench_case {
+    const char *name;   /* table row */
+    char command[512];  /* shown in the header */
+    char *argv[32];
+    char args[16][PATH_MAX];
+} bench_case;
+
+/* Builds "p2run [--timeout T] -n N --stats DIR/NAME.stats.json -- DIR/PROGRAM ARGS...". */
+static void build_case(bench_case *c, const char *name, const char *p2run, const char *workdir,
+                       const bench_options *o, int nranks, const char *workload,
+                       const char *workload_dir, const char *const *args)
+{
+    int a = 0, s = 0;
+    c->name = name;
+#define ARG(...) (snprintf(c->args[s], PATH_MAX, __VA_ARGS__), c->argv[a++] = c->args[s++])
+    ARG("%s", p2run);
+    if (o->timeout_s > 0) {
+        ARG("--timeout");
+        ARG("%g", o->timeout_s);
+    }
+    ARG("-n");
+    ARG("%d", nranks);
+    ARG("--stats");
+    ARG("%s/%s.stats.json", workdir, name);
+    ARG("--");
+    ARG("%s/%s", workload_dir, workload);
+    for (int i = 0; args[i]; i++)
+        c->argv[a++] = (char *)args[i];
+#undef ARG
+    c->argv[a] = NULL;
+    int n = snprintf(c->command, sizeof c->command, "p2run -n %d -- %s", nranks, workload);
+    for (int i = 0; args[i] && n > 0 && (size_t)n < sizeof c->command; i++)
+        n += snprintf(c->command + n, sizeof c->command - (size_t)n, " %s", args[i]);
+}
+
+enum { COL_CASE, COL_SIMULATED, COL_WALL, COL_SLOWDOWN, COL_TLPS, COL_HOPS, COL_HOPS_PER_S,
+       COL_RSS, COL_SIM_WALL, COL_SIM_RSS, COLUMN_COUNT };
+
+static const wl_column columns[COLUMN_COUNT] = {
+    [COL_CASE] = {"case", WL_COLUMN_TEXT, 10, 0},
+    [COL_SIMULATED] = {"simulated_ms", WL_COLUMN_REAL, 12, 3},
+    [COL_WALL] = {"wall_s", WL_COLUMN_REAL, 8, 3},
+    [COL_SLOWDOWN] = {"slowdown", WL_COLUMN_REAL, 10, 0},
+    [COL_TLPS] = {"tlps", WL_COLUMN_INTEGER, 10, 0},
+    [COL_HOPS] = {"tlp_hops", WL_COLUMN_INTEGER, 10, 0},
+    [COL_HOPS_PER_S] = {"hops_per_wall_s", WL_COLUMN_REAL, 15, 0},
+    [COL_RSS] = {"peak_rss_MB", WL_COLUMN_REAL, 11, 1},
+    [COL_SIM_WALL] = {"sim_wall_s", WL_COLUMN_REAL, 10, 3},
+    [COL_SIM_RSS] = {"sim_rss_MB", WL_COLUMN_REAL, 10, 1},
+};
+
+static void report_case(wl_report *report, const bench_case *c, const bench_result *r)
+{
+    double simulated_s = r->simulated_us / US_PER_S;
+    const wl_cell row[COLUMN_COUNT] = {
+        [COL_CASE] = {.text = c->name},
+        [COL_SIMULATED] = {.real = r->simulated_us / US_PER_MS},
+        [COL_WALL] = {.real = r->wall_s},
+        [COL_SLOWDOWN] = {.real = simulated_s > 0 ? r->wall_s / simulated_s : 0},
+        [COL_TLPS] = {.integer = (int64_t)r->tlps},
+        [COL_HOPS] = {.integer = (int64_t)r->tlp_hops},
+        [COL_HOPS_PER_S] = {.real = r->wall_s > 0 ? (double)r->tlp_hops / r->wall_s : 0},
+        [COL_RSS] = {.real = (double)r->peak_rss_kib / KIB_PER_MB},
+        [COL_SIM_WALL] = {.real = r->sim_wall_s},
+        [COL_SIM_RSS] = {.real = (double)r->sim_rss_kib / KIB_PER_MB},
+    };
+    wl_report_row(report, row);
+}
+
+/* Runs one case; 0, or EXIT_FAILED after showing what went wrong. */
+static int run_case(wl_report *report, const bench_case *c, const char *workdir)
+{
+    char log[PATH_MAX + 32], stats[PATH_MAX + 32];
+    snprintf(log, sizeof log, "%s/%s.log", workdir, c->name);
+    snprintf(stats, sizeof stats, "%s/%s.stats.json", workdir, c->name);
+    fflush(stdout); /* the table so far, before the progress line */
+    fprintf(stderr, PROGRAM ": running (%s) %s ...\n", c->name, c->command);
+    bench_result r = {0};
+    int status = run_job(c->argv, log, &r);
+    if (status != 0) {
+        fprintf(stderr, PROGRAM ": (%s) failed: p2run exited with status %d after %.1f s\n",
+                c->name, status, r.wall_s);
+        show_tail(log, FAILED_OUTPUT_LINES);
+        return EXIT_FAILED;
+    }
+    if (read_summary(stats, &r) != 0)
+        return EXIT_FAILED;
+    fprintf(stderr, PROGRAM ": (%s) done in %.2f s wall, %.3f ms simulated\n", c->name, r.wall_s,
+            r.simulated_us / US_PER_MS);
+    report_case(report, c, &r);
+    fflush(stdout);
+    return 0;
+}
+
+/* ---- Main ------------------------------------------------------------------------ */
+
+static void remove_workdir(const char *dir, const bench_case *cases, int count)
+{
+    for (int i = 0; i < count; i++) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s.log", dir, cases[i].name);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%s.stats.json", dir, cases[i].name);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+    bench_options o = {0};
+    int rc = parse_options(argc, argv, &o);
+    if (rc < 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (rc != 0)
+        return rc;
+    char p2run[PATH_MAX], workloads[PATH_MAX];
+    if (resolve_paths(&o, p2run, workloads, sizeof p2run) != 0)
+        return EXIT_USAGE;
+
+    char workdir[PATH_MAX];
+    if (o.keep) {
+        if (mkdir(o.keep, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, PROGRAM ": --keep: cannot create '%s': %s\n", o.keep, strerror(errno));
+            return EXIT_USAGE;
+        }
+        snprintf(workdir, sizeof workdir, "%s", o.keep);
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(workdir, sizeof workdir, "%s/p2bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(workdir)) {
+            fprintf(stderr, PROGRAM ": cannot create a folder in %s: %s\n",
+                    tmp && *tmp ? tmp : "/tmp", strerror(errno));
+            return EXIT_FAILED;
+        }
+    }
+
+    static bench_case cases[2];
+    char pingpongs[16], size[32];
+    snprintf(pingpongs, sizeof pingpongs, "%d", o.pingpongs);
+    wl_format_size(o.stream_bytes, size, sizeof size);
+    const char *pingpong_args[] = {"-m", "dma", "-b", PINGPONG_BYTES, "-e", PINGPONG_BYTES,
+                                   "-n", pingpongs, "-w", "0", "-c", "0", NULL};
+    const char *stream_args[] = {"-s", size, NULL};
+    build_case(&cases[0], "a-pingpong", p2run, workdir, &o, 2, "pingpong", workloads,
+               pingpong_args);
+    build_case(&cases[1], "b-stream", p2run, workdir, &o, o.ranks, "stream", workloads,
+               stream_args);
+    const int ncases = sizeof cases / sizeof cases[0];
+
+    char error[256];
+    wl_report *report = wl_report_open("p2bench: simulator speed (wall time per simulated time)",
+                                       columns, COLUMN_COUNT, o.csv, o.json, error, sizeof error);
+    if (!report) {
+        fprintf(stderr, PROGRAM ": %s\n", error);
+        if (!o.keep)
+            remove_workdir(workdir, cases, 0);
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < ncases; i++)
+        wl_report_meta(report, cases[i].name, "%s", cases[i].command);
+    wl_report_meta(report, "p2run", "%s", p2run);
+    wl_report_meta(report, "cpus", "%ld online", sysconf(_SC_NPROCESSORS_ONLN));
+    wl_report_note(report, "slowdown = wall_s / simulated; wall_s: the whole job (start-up "
+                           "included); sim_wall_s: p2sim's own");
+    wl_report_note(report, "tlps: created by hosts, DMACs, register units; tlp_hops: TLPs sent "
+                           "over every link direction");
+    wl_report_note(report, "peak_rss_MB: largest process of the job (p2sim or a rank); shared "
+                           "arena pages count in each process that touched them");
+
+    int status = EXIT_OK;
+    for (int i = 0; i < ncases && status == EXIT_OK; i++)
+        status = run_case(report, &cases[i], workdir);
+    if (wl_report_close(report) != 0 && status == EXIT_OK)
+        status = EXIT_FAILED;
+    if (o.keep)
+        fprintf(stderr, PROGRAM ": outputs and statistics kept in %s\n", workdir);
+    else if (status == EXIT_OK)
+        remove_workdir(workdir, cases, ncases);
+    else
+        fprintf(stderr, PROGRAM ": the failed job's files are in %s\n", workdir);
+    return status;
+}
