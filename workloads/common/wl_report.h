@@ -21,6 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define WL_US_PER_S 1e6    /* simulated seconds to the microseconds reports show */
+#define WL_BYTES_PER_GB 1e9 /* GB/s as in the published figures: 10^9 bytes */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -39,6 +39,7 @@
 #include "p2.h"
 #include "tca-api.h"
 #include "wl_options.h"
+#include "wl_pattern.h"
 #include "wl_report.h"
 #include "wl_tca.h"
 
@@ -62,14 +63,6 @@
 #define PONG_SLOT 1
 #define NOTIFY_TAG 0x100
 
-/* The check pattern: byte i of message `sequence`. The sequence step is odd,
- * so consecutive messages differ in every byte (a stale buffer is caught); the
- * index step makes neighbouring bytes differ (a shifted copy is caught). */
-#define PATTERN_SEQUENCE_STEP 31u
-#define PATTERN_INDEX_STEP 7u
-
-#define US_PER_S 1e6
-#define BYTES_PER_GB 1e9
 
 typedef enum pp_mode { MODE_PIO, MODE_DMA, MODE_DMA_GPU, MODE_COUNT } pp_mode;
 
@@ -165,29 +158,6 @@ static size_t flag_offset(uint64_t size)
     return (size_t)((size + FLAG_BYTES - 1) / FLAG_BYTES * FLAG_BYTES);
 }
 
-/* ---- Data pattern ------------------------------------------------------------ */
-
-static uint8_t pattern_byte(uint64_t sequence, size_t i)
-{
-    return (uint8_t)(sequence * PATTERN_SEQUENCE_STEP + i * PATTERN_INDEX_STEP);
-}
-
-/* In emulation GPU memory is host memory, so the CPU fills and checks it
- * directly; on a real GPU these two would go through cudaMemcpy. */
-static void fill_pattern(uint8_t *bytes, size_t size, uint64_t sequence)
-{
-    for (size_t i = 0; i < size; i++)
-        bytes[i] = pattern_byte(sequence, i);
-}
-
-static uint64_t count_wrong(const uint8_t *bytes, size_t size, uint64_t sequence)
-{
-    uint64_t wrong = 0;
-    for (size_t i = 0; i < size; i++)
-        wrong += bytes[i] != pattern_byte(sequence, i);
-    return wrong;
-}
-
 /* ---- Transfers ------------------------------------------------------------- */
 
 /* [message | padding | flag = sequence] into the peer's buffer, flag last. */
@@ -263,7 +233,7 @@ static pp_result run_size(pp_state *s, pp_mode mode, uint64_t size)
         uint64_t sequence = ++s->sequence;
         if (s->pinger) {
             if (c->common.check)
-                fill_pattern(lane->send.bytes, size, sequence);
+                wl_pattern_fill(lane->send.bytes, size, sequence);
             double start = p2_wtime();
             if (mode == MODE_PIO) {
                 pio_send(&window, lane->send.bytes, size, sequence);
@@ -280,7 +250,7 @@ static pp_result run_size(pp_state *s, pp_mode mode, uint64_t size)
             if (i >= warmup)
                 result.round_trip_s += end - start;
             if (c->common.check)
-                result.wrong_bytes += count_wrong(lane->recv.bytes, size, sequence);
+                result.wrong_bytes += wl_pattern_count_wrong(lane->recv.bytes, size, sequence);
         } else if (mode == MODE_PIO) {
             pio_wait(lane->recv.bytes, size, sequence);
             pio_send(&window, lane->recv.bytes, size, sequence);
@@ -439,8 +409,8 @@ static void report_size(wl_report *report, pp_mode mode, uint64_t bytes, const p
         [COL_MODE] = {.text = mode_names[mode]},
         [COL_BYTES] = {.integer = (int64_t)bytes},
         [COL_ITERS] = {.integer = r->iterations},
-        [COL_LATENCY] = {.real = latency_s * US_PER_S},
-        [COL_BANDWIDTH] = {.real = (double)bytes / latency_s / BYTES_PER_GB},
+        [COL_LATENCY] = {.real = latency_s * WL_US_PER_S},
+        [COL_BANDWIDTH] = {.real = (double)bytes / latency_s / WL_BYTES_PER_GB},
         [COL_ERRORS] = {.integer = (int64_t)r->wrong_bytes},
         [COL_WALL] = {.real = wall_s},
     };

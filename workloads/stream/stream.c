@@ -37,6 +37,7 @@
 #include "p2.h"
 #include "tca-api.h"
 #include "wl_options.h"
+#include "wl_pattern.h"
 #include "wl_report.h"
 #include "wl_tca.h"
 
@@ -50,14 +51,6 @@
 #define STREAM_SLOT 0
 #define NOTIFY_TAG 0x200
 
-/* The check pattern: byte i of the stream sent by `rank` (differs between
- * senders, so a stream landing at the wrong partner is caught; neighbouring
- * bytes differ, so a shifted copy is caught). */
-#define PATTERN_RANK_STEP 37u
-#define PATTERN_INDEX_STEP 7u
-
-#define US_PER_S 1e6
-#define BYTES_PER_GB 1e9
 
 typedef enum st_partner { PARTNER_XOR1, PARTNER_HALF, PARTNER_NEXT, PARTNER_COUNT } st_partner;
 
@@ -104,24 +97,6 @@ static int sender_to(st_partner p, int rank, int size)
     return -1;
 }
 
-static uint8_t pattern_byte(int sender, uint64_t i)
-{
-    return (uint8_t)((unsigned)sender * PATTERN_RANK_STEP + i * PATTERN_INDEX_STEP + 1u);
-}
-
-static void fill_pattern(uint8_t *bytes, uint64_t size, int sender)
-{
-    for (uint64_t i = 0; i < size; i++)
-        bytes[i] = pattern_byte(sender, i);
-}
-
-static uint64_t count_wrong(const uint8_t *bytes, uint64_t size, int sender)
-{
-    uint64_t wrong = 0;
-    for (uint64_t i = 0; i < size; i++)
-        wrong += bytes[i] != pattern_byte(sender, i);
-    return wrong;
-}
 
 /* ---- Options ------------------------------------------------------------------ */
 
@@ -206,9 +181,9 @@ static void report_row(wl_report *report, const char *stream, uint64_t bytes, do
     const wl_cell row[COLUMN_COUNT] = {
         [COL_STREAM] = {.text = stream},
         [COL_BYTES] = {.integer = (int64_t)bytes},
-        [COL_START] = {.real = start_s * US_PER_S},
-        [COL_DELIVER] = {.real = deliver_s * US_PER_S},
-        [COL_BANDWIDTH] = {.real = deliver_s > 0 ? (double)bytes / deliver_s / BYTES_PER_GB : 0},
+        [COL_START] = {.real = start_s * WL_US_PER_S},
+        [COL_DELIVER] = {.real = deliver_s * WL_US_PER_S},
+        [COL_BANDWIDTH] = {.real = deliver_s > 0 ? (double)bytes / deliver_s / WL_BYTES_PER_GB : 0},
         [COL_ERRORS] = {.integer = (int64_t)errors},
     };
     wl_report_row(report, row);
@@ -336,7 +311,7 @@ int main(int argc, char **argv)
     st_buffer send, recv;
     allocate(&send, config.size);
     allocate(&recv, config.size);
-    fill_pattern(send.bytes, config.size, rank);
+    wl_pattern_fill(send.bytes, config.size, rank);
     memset(recv.bytes, 0, (size_t)config.size);
 
     tcaHandle *handles = calloc((size_t)size, sizeof *handles);
@@ -359,7 +334,7 @@ int main(int argc, char **argv)
     mine.received = p2_wtime();
     wait_channel(DMA_CHANNEL);
     if (config.common.check)
-        mine.wrong = count_wrong(recv.bytes, config.size, from);
+        mine.wrong = wl_pattern_count_wrong(recv.bytes, config.size, from);
 
     WL_TCA(p2_exchange(&mine, times, sizeof mine));
     WL_TCA(tcaDescFree(chain));
