@@ -64,7 +64,6 @@
 #define PONG_SLOT 1
 #define NOTIFY_TAG 0x100
 
-
 typedef enum pp_mode { MODE_PIO, MODE_DMA, MODE_DMA_GPU, MODE_COUNT } pp_mode;
 
 static const char *const mode_names[MODE_COUNT] = {"pio", "dma", "dma-gpu"};

@@ -51,7 +51,6 @@
 #define STREAM_SLOT 0
 #define NOTIFY_TAG 0x200
 
-
 typedef enum st_partner { PARTNER_XOR1, PARTNER_HALF, PARTNER_NEXT, PARTNER_COUNT } st_partner;
 
 static const char *const partner_names[PARTNER_COUNT] = {"xor1", "half", "next"};
@@ -96,7 +95,6 @@ static int sender_to(st_partner p, int rank, int size)
             return q;
     return -1;
 }
-
 
 /* ---- Options ------------------------------------------------------------------ */
 
