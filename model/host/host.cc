@@ -227,6 +227,4 @@ void Host::on_completions_due() {
     while (m->completions.head_due()) send(m->completions.pop());
 }
 
-void Host::tx_space(LinkPort&) {}
-
 }  // namespace p2

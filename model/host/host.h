@@ -60,7 +60,6 @@ class Host : public sc_core::sc_module, public LinkClient {
   const HostStats& stats() const { return stats_; }
 
   void tlp_arrived(LinkPort& port, TlpPtr tlp) override;
-  void tx_space(LinkPort& port) override;
 
  private:
   // One memory behind the root complex: where it is and how it answers.

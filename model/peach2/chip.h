@@ -26,7 +26,7 @@ class Peach2 : public sc_core::sc_module {
   Peach2(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const Params& params);
   ~Peach2() override;
 
-  // Binds port `p` to a link end; `kind` must match the board's port mode.
+  // Binds port `p` to a link end; the end's kind (RC/EP) becomes the port's mode.
   void attach(p2_port p, LinkPort& link_end);
   void set_route(unsigned dest, p2_port p);
 

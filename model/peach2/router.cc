@@ -140,12 +140,10 @@ void Router::arbitrate() {
     }
     // Round-robin over the inputs whose head goes to this output.
     int chosen = -1;
-    bool anyone_waiting = false;
     for (int k = 0; k < kXbarPorts; ++k) {
       int i = (out.next_input + k) % kXbarPorts;
       Input& in = inputs_[i];
       if (in.queue.empty() || static_cast<int>(decide(*in.queue.front())) != o) continue;
-      anyone_waiting = true;
       if (in.free > now) {
         want_wake(in.free);
         continue;
@@ -161,7 +159,6 @@ void Router::arbitrate() {
       }
       continue;  // tx_space() or a delivery wakes us
     }
-    (void)anyone_waiting;
     if (out.stalled) {
       stats_.output_stall[o] += now - out.stalled_since;
       out.stalled = false;
