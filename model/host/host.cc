@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "peach2_hw.h"
-#include "sim/clock.h"
+#include "core/clock.h"
 
 namespace p2 {
 

@@ -16,8 +16,8 @@
 #include <systemc>
 
 #include "pcie/link.h"
-#include "sim/params.h"
-#include "sim/timed_queue.h"
+#include "core/params.h"
+#include "core/timed_queue.h"
 
 namespace p2 {
 

@@ -14,7 +14,7 @@
 #include <systemc>
 
 #include "pcie/tlp.h"
-#include "sim/params.h"
+#include "core/params.h"
 
 namespace p2 {
 

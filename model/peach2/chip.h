@@ -12,7 +12,7 @@
 
 #include "peach2_hw.h"
 #include "pcie/link.h"
-#include "sim/params.h"
+#include "core/params.h"
 
 namespace p2 {
 

@@ -23,9 +23,9 @@
 #include "peach2/registers.h"
 #include "peach2/router.h"
 #include "peach2_hw.h"
-#include "sim/clock.h"
-#include "sim/params.h"
-#include "sim/timed_queue.h"
+#include "core/clock.h"
+#include "core/params.h"
+#include "core/timed_queue.h"
 
 namespace p2 {
 

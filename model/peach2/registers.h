@@ -20,9 +20,9 @@
 #include <systemc>
 
 #include "peach2/router.h"
-#include "sim/clock.h"
-#include "sim/params.h"
-#include "sim/timed_queue.h"
+#include "core/clock.h"
+#include "core/params.h"
+#include "core/timed_queue.h"
 
 namespace p2 {
 

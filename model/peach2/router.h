@@ -18,9 +18,9 @@
 
 #include "peach2_hw.h"
 #include "pcie/link.h"
-#include "sim/clock.h"
-#include "sim/params.h"
-#include "sim/timed_queue.h"
+#include "core/clock.h"
+#include "core/params.h"
+#include "core/timed_queue.h"
 
 namespace p2 {
 

@@ -9,7 +9,7 @@
 
 #include "host/host.h"
 #include "peach2/chip.h"
-#include "sim/params.h"
+#include "core/params.h"
 #include "topo/topology.h"
 
 namespace p2 {

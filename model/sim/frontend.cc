@@ -7,7 +7,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "sim/clock.h"
+#include "core/clock.h"
 
 namespace p2 {
 

@@ -33,7 +33,7 @@
 #include "channel.h"
 #include "sim/cluster.h"
 #include "sim/frontend.h"
-#include "sim/params.h"
+#include "core/params.h"
 #include "topo/topology.h"
 
 namespace {

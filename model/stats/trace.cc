@@ -1,6 +1,6 @@
 #include "stats/trace.h"
 
-#include "sim/params.h"
+#include "core/params.h"
 
 namespace p2 {
 

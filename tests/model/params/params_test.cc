@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "sim/params.h"
+#include "core/params.h"
 
 namespace p2 {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <systemc>
 
-#include "sim/params.h"
+#include "core/params.h"
 
 namespace p2 {
 

@@ -1,4 +1,4 @@
-#include "sim/params.h"
+#include "core/params.h"
 
 #include <cerrno>
 #include <cmath>
@@ -32,7 +32,7 @@ std::vector<ParamInfo> build_table() {
 #define RANK ParamScope::Rank
 #define P2_PARAM(name, def, unit, scope, meaning, source) \
   table.push_back({#name, def, unit, scope_of(scope), meaning, source, &Params::name, unit_is_integral(unit)});
-#include "sim/params.def"
+#include "core/params.def"
 #undef P2_PARAM
 #undef LINK
 #undef CHIP
