@@ -97,6 +97,42 @@ static inline p2_window p2_addr_window(uint64_t addr)
     return P2_WIN_NONE;
 }
 
+/* The board's BARs as the host sees them. The library addresses the device
+ * by (BAR, offset), the channel carries that pair, and the model turns it into
+ * a global address with p2_bar_addr: this is the only BAR decoding there is. */
+typedef enum p2_bar {
+    P2_BAR_REGS = 0, /* BAR0: the registers below, 64-bit accesses */
+    P2_BAR_PIO = 2   /* BAR2: the PIO window, stores of any size */
+} p2_bar;
+
+static inline uint64_t p2_bar_size(unsigned bar)
+{
+    return bar == P2_BAR_REGS ? P2_REGS_SIZE : bar == P2_BAR_PIO ? P2_PIO_SIZE : 0;
+}
+
+/* 1 if `len` bytes at `offset` lie inside BAR `bar` (no wrap-around) and the
+ * access has the BAR's shape (BAR0: one aligned 64-bit register). */
+static inline int p2_bar_access_ok(unsigned bar, uint64_t offset, uint64_t len)
+{
+    uint64_t size = p2_bar_size(bar);
+    if (len == 0 || len > size || offset > size - len)
+        return 0;
+    return bar != P2_BAR_REGS || (len == 8 && offset % 8 == 0);
+}
+
+/* The global address of `offset` in BAR `bar` of `node`'s board. */
+static inline uint64_t p2_bar_addr(unsigned node, unsigned bar, uint64_t offset)
+{
+    return p2_node_base(node) + (bar == P2_BAR_REGS ? P2_REGS_OFFSET : P2_PIO_OFFSET) + offset;
+}
+
+/* The BAR offset of global address `addr`, which must lie in window `w`
+ * (P2_WIN_REGS or P2_WIN_PIO) of its node. */
+static inline uint64_t p2_bar_offset(uint64_t addr, p2_window w)
+{
+    return p2_addr_offset(addr) - (w == P2_WIN_REGS ? P2_REGS_OFFSET : P2_PIO_OFFSET);
+}
+
 /* The global address a PIO-window offset is forwarded to. */
 static inline uint64_t p2_pio_target(uint64_t pio_window_offset)
 {

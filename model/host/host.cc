@@ -184,13 +184,7 @@ void Host::serve_read(TlpPtr req) {
   // A read never passes a posted write that arrived before it.
   if (!writes_due_.empty()) start = std::max(start, writes_due_.last_due());
   if (!m) {
-    auto cpl = std::make_unique<Tlp>();
-    cpl->kind = TlpKind::Completion;
-    cpl->addr = req->addr;
-    cpl->requester = req->requester;
-    cpl->tag = req->tag;
-    cpl->status = CplStatus::UnsupportedRequest;
-    cpl->born = req->born;
+    TlpPtr cpl = make_completion(*req, CplStatus::UnsupportedRequest);
     ++stats_.unsupported_reads;
     engine.completions.push(std::max(start, engine.completions.empty()
                                                 ? start
@@ -205,16 +199,8 @@ void Host::serve_read(TlpPtr req) {
   sc_time ready = start;
   for (const Span& s : split_completions(req->addr, req->length, max_cpl,
                                          static_cast<uint32_t>(params_.read_completion_boundary))) {
-    auto cpl = std::make_unique<Tlp>();
-    cpl->kind = TlpKind::Completion;
-    cpl->addr = s.addr;
-    cpl->length = s.length;
-    cpl->byte_count = remaining;
-    cpl->requester = req->requester;
-    cpl->tag = req->tag;
-    cpl->born = req->born;
     const uint8_t* src = m->bytes + off + (s.addr - req->addr);
-    cpl->data.assign(src, src + s.length);
+    TlpPtr cpl = make_completion(*req, s.addr, src, s.length, remaining);
     remaining -= s.length;
     ready += ns(s.length / engine.read_bytes_per_ns);
     engine.completions.push(ready, std::move(cpl));

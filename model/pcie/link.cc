@@ -422,14 +422,12 @@ LinkPort& LinkPort::peer() const { return *link_->ends_[1 - side_]; }
 
 namespace {
 
-constexpr uint64_t kRequestBoundary = 4096;  // PCIe: a request never crosses 4 KiB
-
 std::vector<Span> split_request(uint64_t addr, uint64_t len, uint32_t max, const char* what) {
   if (max == 0) throw std::invalid_argument(std::string(what) + ": size limit must be positive");
   std::vector<Span> out;
   out.reserve(len / max + 2);
   while (len > 0) {
-    const uint64_t to_boundary = kRequestBoundary - addr % kRequestBoundary;
+    const uint64_t to_boundary = bytes_to_request_boundary(addr);
     const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>({len, max, to_boundary}));
     out.push_back({addr, n});
     addr += n;

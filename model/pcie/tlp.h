@@ -29,6 +29,13 @@ inline Function requester_function(uint16_t rid) { return static_cast<Function>(
 
 constexpr uint32_t kDwordBytes = 4;
 constexpr uint32_t kCreditDataBytes = 16;  // one data credit covers 4 DW
+constexpr uint64_t kRequestBoundary = 4096;  // PCIe: no request crosses a 4 KiB boundary
+
+// Bytes from `addr` up to the next 4 KiB boundary (a request starting at addr
+// may carry at most this many).
+inline uint64_t bytes_to_request_boundary(uint64_t addr) {
+  return kRequestBoundary - addr % kRequestBoundary;
+}
 
 struct Tlp {
   TlpKind kind = TlpKind::MemWrite;
@@ -63,5 +70,13 @@ struct Tlp {
 };
 
 using TlpPtr = std::unique_ptr<Tlp>;
+
+// The one place completions are made. A completion for `read` (requester, tag,
+// id and birth copied) with `status`; with Success, `data` holds `bytes`
+// starting at `addr`, and `byte_count` the bytes of the read still to come,
+// this completion's included.
+TlpPtr make_completion(const Tlp& read, CplStatus status);
+TlpPtr make_completion(const Tlp& read, uint64_t addr, const uint8_t* bytes, uint32_t len,
+                       uint32_t byte_count);
 
 }  // namespace p2

@@ -10,8 +10,6 @@ using sc_core::sc_time_stamp;
 
 namespace {
 
-constexpr uint64_t kPage = 4096;  // requests never cross a 4 KiB boundary
-
 // Whether [addr, addr+len) lies in one host or GPU window of one node.
 bool in_memory_window(uint64_t addr, uint64_t len, unsigned* node) {
   p2_window w = p2_addr_window(addr);
@@ -236,7 +234,7 @@ void Dmac::run() {
       uint64_t dst = d.dst + ch.block * d.dst_stride + ch.block_offset;
       uint64_t len = std::min<uint64_t>({d.length - ch.block_offset,
                                          static_cast<uint64_t>(params_.max_read_request_bytes),
-                                         kPage - src % kPage});
+                                         bytes_to_request_boundary(src)});
       int tag = issue_read(c, Purpose::Data, src, static_cast<uint32_t>(len), dst);
       if (tag < 0) break;
       ch.reads[ch.issued++] = tag;

@@ -21,7 +21,7 @@ void PioWindow::accept(TlpPtr tlp) {
 void PioWindow::on_translated() {
   while (stage_.head_due()) {
     TlpPtr tlp = stage_.pop();
-    uint64_t offset = p2_addr_offset(tlp->addr) - P2_PIO_OFFSET;
+    uint64_t offset = p2_bar_offset(tlp->addr, P2_WIN_PIO);
     uint64_t target = p2_pio_target(offset);
     if (p2_addr_node(target) >= nnodes_) {
       ++dropped_;  // a store past the last node's span goes nowhere

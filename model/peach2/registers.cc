@@ -113,7 +113,7 @@ void Registers::accept(TlpPtr tlp) {
 void Registers::on_access_due() {
   while (accesses_.head_due()) {
     TlpPtr tlp = accesses_.pop();
-    uint64_t off = p2_addr_offset(tlp->addr) - P2_REGS_OFFSET;
+    uint64_t off = p2_bar_offset(tlp->addr, P2_WIN_REGS);
     bool well_formed = tlp->length == 8 && off % 8 == 0;
     if (tlp->kind == TlpKind::MemWrite) {
       if (!well_formed) {
@@ -126,22 +126,15 @@ void Registers::on_access_due() {
       continue;
     }
     if (tlp->kind != TlpKind::MemRead) continue;  // a completion cannot address BAR0
-    auto cpl = std::make_unique<Tlp>();
-    cpl->kind = TlpKind::Completion;
-    cpl->addr = tlp->addr;
-    cpl->requester = tlp->requester;
-    cpl->tag = tlp->tag;
-    cpl->id = tlp->id;
-    cpl->born = tlp->born;
+    TlpPtr cpl;
     if (well_formed) {
       uint64_t value = read(off);
-      cpl->length = 8;
-      cpl->byte_count = 8;
-      cpl->data.resize(8);
-      std::memcpy(cpl->data.data(), &value, 8);
+      uint8_t bytes[8];
+      std::memcpy(bytes, &value, 8);
+      cpl = make_completion(*tlp, tlp->addr, bytes, 8, 8);
     } else {
       ++bad_accesses_;
-      cpl->status = CplStatus::UnsupportedRequest;
+      cpl = make_completion(*tlp, CplStatus::UnsupportedRequest);
     }
     router_.inject(Xbar::Regs, std::move(cpl));
   }

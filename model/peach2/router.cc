@@ -97,13 +97,7 @@ bool Router::has_room(const Output& out) const {
 }
 
 void Router::answer_unsupported(const Tlp& read) {
-  auto cpl = std::make_unique<Tlp>();
-  cpl->kind = TlpKind::Completion;
-  cpl->addr = read.addr;
-  cpl->requester = read.requester;
-  cpl->tag = read.tag;
-  cpl->status = CplStatus::UnsupportedRequest;
-  cpl->id = read.id;
+  TlpPtr cpl = make_completion(read, CplStatus::UnsupportedRequest);
   cpl->born = sc_time_stamp();
   ++stats_.unsupported_reads;
   inject(Xbar::Regs, std::move(cpl));
