@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "peach2_hw.h"
+
 static const char *arena_kind_name(p2_arena_kind kind)
 {
     return kind == P2_ARENA_GPU ? "gpu" : "host";
@@ -96,4 +98,9 @@ void p2_arena_unlink(const char *job_name, unsigned node, p2_arena_kind kind)
     char name[128];
     p2_arena_name(job_name, node, kind, name, sizeof name);
     shm_unlink(name);
+}
+
+uint64_t p2_arena_bus_base(unsigned node, p2_arena_kind kind)
+{
+    return p2_node_base(node) + (kind == P2_ARENA_HOST ? P2_HOST_OFFSET : P2_GPU_OFFSET);
 }

@@ -34,6 +34,9 @@ int p2_arena_create(const char *job_name, unsigned node, p2_arena_kind kind, uin
 int p2_arena_map(const char *job_name, unsigned node, p2_arena_kind kind, uint64_t size,
                  p2_arena *out, char *err, size_t errlen);
 void p2_arena_unmap(p2_arena *a);
+/* The bus address of an arena's first byte in the cluster's global address
+ * map (peach2_hw.h): where the node's devices reach it. */
+uint64_t p2_arena_bus_base(unsigned node, p2_arena_kind kind);
 /* Removes the name (mappings stay valid). */
 void p2_arena_unlink(const char *job_name, unsigned node, p2_arena_kind kind);
 

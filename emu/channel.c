@@ -198,7 +198,7 @@ int p2_chan_push(p2_job *job, p2_job_rank *r, const p2_chan_req *req)
         p2_st_sc(&r->producer_sleeping, 0);
     }
     p2_chan_req *slot = &r->ring[head % P2_CHAN_SLOTS];
-    size_t len = req->op == P2_CHAN_PIO ? req->len : 0;
+    size_t len = req->op == P2_CHAN_BAR_WRITE ? req->len : 0;
     memcpy(slot, req, offsetof(p2_chan_req, data) + len);
     p2_st_sc(&r->req_head, head + 1);
     p2_job_ring(job);
@@ -256,43 +256,4 @@ void p2_chan_answer(p2_job_rank *r, uint32_t seq, int32_t status, uint64_t value
     p2_st_sc(&r->resp.seq, seq); /* publishes the fields above */
     if (p2_ld_sc(&r->resp_sleeping))
         p2_futex_wake(&r->resp.seq, 1);
-}
-
-/* ---- Diagnostics -------------------------------------------------------- */
-
-void p2_reg_describe(uint64_t reg, char *out, size_t outlen)
-{
-    static const char *const dma_names[] = {"DESC_PTR", "START", "STATUS", "ERROR",
-                                            "REG_COUNT", "DONE", "RUNS"};
-    static const char *const notify_names[] = {"RAISE", "RING", "RING_SIZE", "HEAD", "TAIL",
-                                               "OVERFLOW"};
-    if (reg == P2_REG_CHIP_ID)
-        snprintf(out, outlen, "CHIP_ID");
-    else if (reg == P2_REG_NODE_ID)
-        snprintf(out, outlen, "NODE_ID");
-    else if (reg == P2_REG_NUM_NODES)
-        snprintf(out, outlen, "NUM_NODES");
-    else if (reg == P2_REG_CYCLES)
-        snprintf(out, outlen, "CYCLES");
-    else if (reg == P2_REG_PORT_MODE)
-        snprintf(out, outlen, "PORT_MODE");
-    else if (reg >= P2_REG_ROUTE_BASE && reg < P2_REG_ROUTE(P2_MAX_NODES) && reg % 8 == 0)
-        snprintf(out, outlen, "ROUTE[%u]", (unsigned)((reg - P2_REG_ROUTE_BASE) / 8));
-    else if (reg >= P2_REG_DMA_BASE && reg < P2_REG_DMA(P2_DMA_CHANNELS, 0)) {
-        unsigned c = (unsigned)((reg - P2_REG_DMA_BASE) / P2_REG_DMA_STRIDE);
-        unsigned r = (unsigned)((reg - P2_REG_DMA_BASE) % P2_REG_DMA_STRIDE);
-        if (r % 8 == 0 && r / 8 < sizeof dma_names / sizeof dma_names[0])
-            snprintf(out, outlen, "DMA%u %s", c, dma_names[r / 8]);
-        else
-            snprintf(out, outlen, "DMA%u +0x%x", c, r);
-    } else if (reg >= P2_REG_DESC_BASE && reg < P2_REG_DESC(P2_DMA_CHANNELS, 0)) {
-        uint64_t off = reg - P2_REG_DESC_BASE;
-        unsigned c = (unsigned)(off / (P2_DESC_REG_SLOTS * 64u));
-        unsigned i = (unsigned)(off % (P2_DESC_REG_SLOTS * 64u) / 64u);
-        snprintf(out, outlen, "DESC%u[%u] +0x%x", c, i, (unsigned)(off % 64u));
-    } else if (reg >= P2_REG_NOTIFY_RAISE && reg <= P2_REG_NOTIFY_OVERFLOW && reg % 8 == 0 &&
-               (reg - P2_REG_NOTIFY_RAISE) / 8 < sizeof notify_names / sizeof notify_names[0])
-        snprintf(out, outlen, "NOTIFY %s", notify_names[(reg - P2_REG_NOTIFY_RAISE) / 8]);
-    else
-        snprintf(out, outlen, "register 0x%llx", (unsigned long long)reg);
 }

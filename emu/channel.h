@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763032ULL /* "P2JOBv02" */
+#define P2_JOB_MAGIC 0x50324a4f42763033ULL /* "P2JOBv03" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
@@ -58,16 +58,26 @@ extern "C" {
 #define P2_CHAN_CPU_POLL_US 20
 
 /* ---- Request operations ------------------------------------------------- */
+/* Device requests name a device of the rank's node (`dev`, an index into the
+ * job's device list) and one of its BARs (`bar`); `a` is the offset in that
+ * BAR. The channel knows no device: what a BAR holds is the device's affair. */
 typedef enum p2_chan_op {
-    P2_CHAN_MMIO_WRITE = 1, /* posted: a = reg, b = value */
-    P2_CHAN_MMIO_READ = 2,  /* blocking: a = reg; answer value */
-    P2_CHAN_PIO = 3,        /* posted: a = PIO-window offset, len bytes of data */
-    P2_CHAN_WAIT_REG = 4,   /* blocking: until (reg a & mask c) == value b */
+    P2_CHAN_MMIO_WRITE = 1, /* posted: 64-bit store, a = offset, b = value */
+    P2_CHAN_MMIO_READ = 2,  /* blocking: 64-bit load at offset a; answer value */
+    P2_CHAN_BAR_WRITE = 3,  /* posted: CPU stores of len data bytes from offset a
+                               (write-combined, in address order: PIO) */
+    P2_CHAN_WAIT_REG = 4,   /* blocking: until (the register at offset a & mask c) == value b */
     /* 5 was WAIT_NOTIFY (notifications now arrive in a ring in host memory) */
-    P2_CHAN_WAIT_MEM = 6,   /* blocking: until (the 8-byte word at PCIe address a & mask c)
-                               == value b; flags P2_CHAN_WAIT_BLOCK, else a test */
+    P2_CHAN_WAIT_MEM = 6,   /* blocking, no device: until (the 8-byte word at bus address a
+                               of the node's memory & mask c) == value b;
+                               flags P2_CHAN_WAIT_BLOCK, else a test */
     P2_CHAN_EXIT = 7        /* posted: the rank is leaving at this stamp */
 } p2_chan_op;
+
+/* Devices a node may have (the topology's `device` lines), each named by a
+ * short word the library asks for ("peach2"). */
+#define P2_JOB_MAX_DEVICES 4
+#define P2_DEVICE_NAME_MAX 16
 
 /* p2_chan_req.flags of WAIT_MEM: wait until the condition holds; without it,
  * a test answered at the request's stamp (OK or NOT_YET). */
@@ -82,7 +92,9 @@ typedef struct p2_chan_req {
     uint32_t op;        /* p2_chan_op */
     uint32_t len;       /* PIO: bytes in data */
     uint32_t seq;       /* blocking: echoed in the response */
-    uint32_t flags;     /* WAIT_MEM: P2_CHAN_WAIT_BLOCK */
+    uint16_t flags;     /* WAIT_MEM: P2_CHAN_WAIT_BLOCK */
+    uint8_t dev;        /* device requests: index in p2_job.device */
+    uint8_t bar;        /* device requests: the BAR `a` is an offset in */
     uint64_t stamp_ps;  /* the rank's virtual time when it issued this */
     uint64_t a, b, c;
     uint8_t data[P2_CHAN_DATA_BYTES];
@@ -160,9 +172,12 @@ typedef struct p2_job {
     uint32_t sim_state;         /* p2_sim_state; futex for ranks waiting to attach */
     int32_t sim_pid;
     uint32_t nnodes;
+    uint32_t ndevices;          /* devices every node has, in topology order */
+    char device[P2_JOB_MAX_DEVICES][P2_DEVICE_NAME_MAX]; /* their kinds */
     uint32_t rank_node[P2_JOB_MAX_RANKS];
     uint64_t host_bytes, gpu_bytes; /* arena sizes per node */
-    /* RANK-scope parameters (params.def), in picoseconds or bytes */
+    /* RANK-scope parameters (params.def), in picoseconds or bytes: what the
+     * rank runtime charges for library calls and CPU accesses to devices */
     uint64_t lib_call_ps, cpu_mmio_write_ps, pio_store_ps, poll_detect_ps;
     uint64_t pio_store_bytes;
 
@@ -224,10 +239,6 @@ void p2_chan_pop(p2_job_rank *r);
 /* Posts the answer to a blocking request and wakes the rank. */
 void p2_chan_answer(p2_job_rank *r, uint32_t seq, int32_t status, uint64_t value,
                     uint64_t time_ps);
-
-/* ---- Diagnostics -------------------------------------------------------- */
-/* A BAR0 register offset in words: "DMA0 STATUS", "NOTIFY TAIL", ... */
-void p2_reg_describe(uint64_t reg, char *out, size_t outlen);
 
 #ifdef __cplusplus
 }

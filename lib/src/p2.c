@@ -1,57 +1,43 @@
 /*
- * p2.c - rank identity and clock (p2.h), over the process-wide device.
+ * p2.c - rank identity and clock (p2.h), over the rank runtime.
  */
 #include "p2.h"
 
-#include <time.h>
-
-#include "device.h"
+#include "rt/rt.h"
 
 int p2_rank(void)
 {
-    p2_dev *dev = p2_device();
-    return dev ? dev->rank : -1;
+    p2_rt *rt = p2_rt_get();
+    return rt ? rt->rank : -1;
 }
 
 int p2_size(void)
 {
-    p2_dev *dev = p2_device();
-    return dev ? dev->size : 0;
+    p2_rt *rt = p2_rt_get();
+    return rt ? rt->size : 0;
 }
 
-double p2_wtime(void)
-{
-    p2_dev *dev = p2_device();
-    if (dev)
-        return dev->ops->wtime(dev);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+double p2_wtime(void) { return p2_rt_wtime(); }
 
-void p2_compute(double seconds)
-{
-    p2_dev *dev = p2_device();
-    if (dev)
-        dev->ops->compute(dev, seconds);
-}
+void p2_compute(double seconds) { p2_rt_compute(seconds); }
 
-static int in_region(const volatile uint64_t *addr, const uint8_t *base, uint64_t size)
+static int in_region(const volatile uint64_t *addr, const p2_rt_memory *m)
 {
     const uint8_t *p = (const uint8_t *)addr;
-    return base && p >= base && p + sizeof(uint64_t) <= base + size;
+    return m->base && p >= m->base && p + sizeof(uint64_t) <= m->base + m->size;
 }
 
 tcaresult p2_wait_u64(const volatile uint64_t *addr, uint64_t value)
 {
-    p2_dev *dev = p2_device();
-    if (!dev)
+    p2_rt *rt = p2_rt_get();
+    if (!rt)
         return TCA_ERROR_DEVICE;
     if (!addr || (uintptr_t)addr % sizeof(uint64_t) != 0)
         return TCA_ERROR_INVALID_ARGUMENT;
-    if (!in_region(addr, dev->host_mem, dev->host_size) &&
-        !in_region(addr, dev->gpu_mem, dev->gpu_size))
+    if (!in_region(addr, &rt->host) && !in_region(addr, &rt->gpu))
         return TCA_ERROR_NOT_REGISTERED;
-    return dev->ops->wait_mem(dev, addr, ~0ull, value, 1) == P2_WAIT_OK ? TCA_SUCCESS
-                                                                : TCA_ERROR_DEVICE;
+    p2_rt_api_begin();
+    int r = p2_rt_wait_mem(rt, addr, ~0ull, value, 1);
+    p2_rt_api_end();
+    return r == P2_CHAN_OK ? TCA_SUCCESS : TCA_ERROR_DEVICE;
 }

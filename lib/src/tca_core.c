@@ -90,8 +90,8 @@ static int setup_notify_ring_locked(p2_dev *dev)
     ring->entries = (volatile uint64_t *)(dev->host_mem + offset);
     memset(dev->host_mem + offset, 0, bytes);
     atomic_thread_fence(memory_order_release); /* zeros before the board sees RING */
-    dev->ops->mmio_write(dev, P2_REG_NOTIFY_RING_SIZE, TCA_NOTIFY_RING_ENTRIES);
-    dev->ops->mmio_write(dev, P2_REG_NOTIFY_RING, p2_node_base(dev->node) + P2_HOST_OFFSET + offset);
+    tca_reg_write(dev, P2_REG_NOTIFY_RING_SIZE, TCA_NOTIFY_RING_ENTRIES);
+    tca_reg_write(dev, P2_REG_NOTIFY_RING, p2_node_base(dev->node) + P2_HOST_OFFSET + offset);
     return 1;
 }
 
@@ -123,7 +123,7 @@ void tca_lib_detach(void)
     /* Unset the ring before its memory goes back: the board drops (and
      * counts) notifications from now on instead of writing freed memory. */
     if (tca_g.dev && tca_g.notify.entries) {
-        tca_g.dev->ops->mmio_write(tca_g.dev, P2_REG_NOTIFY_RING, 0);
+        tca_reg_write(tca_g.dev, P2_REG_NOTIFY_RING, 0);
         tca_arena_free(&tca_g.arena[tcaMemoryCPU], tca_g.notify.offset);
     }
     lib_reset_locked();

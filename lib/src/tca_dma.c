@@ -196,9 +196,9 @@ static void set_registers(p2_dev *dev, const tcaDesc *desc, int c)
         uint64_t words[P2_DESC_SIZE / 8];
         memcpy(words, &desc->items[i], sizeof words); /* next stays 0: ignored in registers */
         for (size_t w = 0; w < P2_DESC_SIZE / 8; w++)
-            dev->ops->mmio_write(dev, P2_REG_DESC(c, i) + 8 * w, words[w]);
+            tca_reg_write(dev, P2_REG_DESC(c, i) + 8 * w, words[w]);
     }
-    dev->ops->mmio_write(dev, P2_REG_DMA(c, P2_DMA_REG_COUNT), desc->count);
+    tca_reg_write(dev, P2_REG_DMA(c, P2_DMA_REG_COUNT), desc->count);
 }
 
 /* Descriptor memory for the chain's current length, reused while it fits. */
@@ -231,7 +231,7 @@ static tcaresult set_chain(p2_dev *dev, tcaDesc *desc, int c)
     tca_desc_link(memory, desc->count, base);
     /* The DMAC reads the descriptors after it sees the register write. */
     atomic_thread_fence(memory_order_release);
-    dev->ops->mmio_write(dev, P2_REG_DMA(c, P2_DMA_DESC_PTR), base);
+    tca_reg_write(dev, P2_REG_DMA(c, P2_DMA_DESC_PTR), base);
     tca_g.channel[c].chain = desc;
     return TCA_SUCCESS;
 }
@@ -281,7 +281,7 @@ tcaresult tcaStartDMADesc(int dmac_channel)
     tca_channel_mode mode = tca_g.channel[dmac_channel].mode;
     if (mode == TCA_CHANNEL_UNSET)
         return TCA_ERROR_CHANNEL_NOT_SET;
-    dev->ops->mmio_write(dev, P2_REG_DMA(dmac_channel, P2_DMA_START),
+    tca_reg_write(dev, P2_REG_DMA(dmac_channel, P2_DMA_START),
                          mode == TCA_CHANNEL_CHAIN ? P2_DMA_START_CHAIN
                                                    : P2_DMA_START_REGISTERS);
     return TCA_SUCCESS;
@@ -299,11 +299,11 @@ tcaresult tcaWaitDMAC(int dmac_channel)
     if (!dev->ops->wait_reg || !dev->ops->mmio_read)
         return TCA_ERROR_NOT_SUPPORTED;
     uint64_t status_reg = P2_REG_DMA(dmac_channel, P2_DMA_STATUS);
-    if (dev->ops->wait_reg(dev, status_reg, P2_DMA_BUSY, 0) != P2_WAIT_OK)
+    if (tca_reg_wait(dev, status_reg, P2_DMA_BUSY, 0) != P2_WAIT_OK)
         return TCA_ERROR_DEVICE;
     tca_channel *ch = &tca_g.channel[dmac_channel];
-    if (dev->ops->mmio_read(dev, status_reg) == P2_DMA_FAILED) {
-        ch->last_error = (p2_error)dev->ops->mmio_read(dev, P2_REG_DMA(dmac_channel, P2_DMA_ERROR));
+    if (tca_reg_read(dev, status_reg) == P2_DMA_FAILED) {
+        ch->last_error = (p2_error)tca_reg_read(dev, P2_REG_DMA(dmac_channel, P2_DMA_ERROR));
         return TCA_ERROR_DMA_FAILED;
     }
     ch->last_error = P2_OK;
@@ -366,7 +366,7 @@ static void ring_advance(p2_dev *dev, tca_notify_ring *ring)
 {
     ring->read++;
     if (ring->read - ring->tail_written >= TCA_NOTIFY_RING_ENTRIES / 4) {
-        dev->ops->mmio_write(dev, P2_REG_NOTIFY_TAIL, ring->read);
+        tca_reg_write(dev, P2_REG_NOTIFY_TAIL, ring->read);
         ring->tail_written = ring->read;
     }
 }

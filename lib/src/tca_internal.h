@@ -17,7 +17,21 @@
 extern "C" {
 #endif
 
-#include "dev.h"
+#include "dev/dev.h"
+
+/* The board's registers (BAR0) and PIO window (BAR2) through the device. */
+static inline void tca_reg_write(p2_dev *dev, uint64_t reg, uint64_t value)
+{
+    dev->ops->mmio_write(dev, P2_BAR_REGS, reg, value);
+}
+static inline uint64_t tca_reg_read(p2_dev *dev, uint64_t reg)
+{
+    return dev->ops->mmio_read(dev, P2_BAR_REGS, reg);
+}
+static inline p2_wait_result tca_reg_wait(p2_dev *dev, uint64_t reg, uint64_t mask, uint64_t value)
+{
+    return dev->ops->wait_reg(dev, P2_BAR_REGS, reg, mask, value);
+}
 
 #define TCA_MEMORY_KINDS 2 /* tcaMemoryCPU, tcaMemoryGPU */
 

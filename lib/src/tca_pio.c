@@ -45,9 +45,9 @@ tcaresult tcaSendPIO(const tcaPIOHandle *pio_handle, size_t offset, const void *
         return TCA_ERROR_INVALID_HANDLE;
     if (offset > pio_handle->size || size > pio_handle->size - offset)
         return TCA_ERROR_OUT_OF_RANGE;
-    if (!dev->ops->pio_write)
+    if (!dev->ops->bar_write)
         return TCA_ERROR_NOT_SUPPORTED;
-    dev->ops->pio_write(dev, pio_handle->window_offset + offset, src, size);
+    dev->ops->bar_write(dev, P2_BAR_PIO, pio_handle->window_offset + offset, src, size);
     return TCA_SUCCESS;
 }
 
@@ -56,8 +56,8 @@ tcaresult tcaSendPIOCommit(void)
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
-    if (!dev->ops->pio_commit)
+    if (!dev->ops->bar_flush)
         return TCA_ERROR_NOT_SUPPORTED;
-    dev->ops->pio_commit(dev);
+    dev->ops->bar_flush(dev);
     return TCA_SUCCESS;
 }

@@ -5,10 +5,8 @@
 #include <cstdio>
 #include <iomanip>
 
-#include "peach2/dmac.h"
-#include "peach2/pio_window.h"
-#include "peach2/registers.h"
-#include "peach2/router.h"
+#include <stdexcept>
+
 #include "stats/trace.h"
 
 namespace p2 {
@@ -29,16 +27,11 @@ struct AnonymousMemory {
 
 double us(sc_core::sc_time t) { return t.to_seconds() * 1e6; }
 
-std::string link_name(const TopoLink& l) {
-  return "cable_" + std::to_string(l.a.node) + port_ref_name(l.a).substr(port_ref_name(l.a).find('.') + 1) +
-         "_" + std::to_string(l.b.node) + port_ref_name(l.b).substr(port_ref_name(l.b).find('.') + 1);
-}
-
 }  // namespace
 
 Cluster::Cluster(const Topology& topo, const Params& params, RoutingPolicy policy,
                  std::vector<NodeMemory> memory)
-    : topo_(topo), params_(params), routes_(build_routes(topo, policy)) {
+    : topo_(topo), params_(params) {
   const unsigned n = topo.nodes;
   memory.resize(n);
   for (unsigned i = 0; i < n; ++i) {
@@ -54,42 +47,41 @@ Cluster::Cluster(const Topology& topo, const Params& params, RoutingPolicy polic
       anonymous_.emplace_back(m.gpu, m.gpu_size);
     }
   }
-
-  for (unsigned i = 0; i < n; ++i) {
-    std::string node = "node" + std::to_string(i);
-    hosts_.push_back(std::make_unique<Host>((node + "_host").c_str(), i, params_, memory[i]));
-    chips_.push_back(std::make_unique<Peach2>((node + "_peach2").c_str(), i, n, params_));
-    // The N link sits in the host's slot: host side Root Complex, board side Endpoint.
-    links_.push_back(std::make_unique<PcieLink>((node + "_slot").c_str(), LinkConfig(params_),
-                                                LinkEndKind::RootComplex, LinkEndKind::Endpoint));
-    hosts_[i]->attach(links_.back()->end_a());
-    chips_[i]->attach(P2_PORT_N, links_.back()->end_b());
-  }
-  for (const TopoLink& l : topo.links) {
-    links_.push_back(std::make_unique<PcieLink>(
-        link_name(l).c_str(), LinkConfig(topo.link_params(l, params_)),
-        topo.port_kind[l.a.node][l.a.port], topo.port_kind[l.b.node][l.b.port]));
-    chips_[l.a.node]->attach(l.a.port, links_.back()->end_a());
-    chips_[l.b.node]->attach(l.b.port, links_.back()->end_b());
-  }
   for (unsigned i = 0; i < n; ++i)
-    for (unsigned d = 0; d < n; ++d) chips_[i]->set_route(d, routes_[i][d]);
+    hosts_.push_back(std::make_unique<Host>(("node" + std::to_string(i) + "_host").c_str(), i,
+                                            params_, memory[i]));
+  // One network per `device` line; a new device type adds its case here.
+  for (const TopoDevice& d : topo.devices) {
+    if (d.kind == "peach2")
+      networks_.push_back(std::make_unique<Peach2Network>(topo_, params_, policy, hosts_));
+    else
+      throw ConfigError(topo.file, d.line, "unknown device '" + d.kind + "'");
+  }
 }
 
 Cluster::~Cluster() {
   finish_trace();
+  networks_.clear();
+  hosts_.clear();
   for (auto& [p, size] : anonymous_) munmap(p, size);
+}
+
+Peach2Network& Cluster::peach2() {
+  for (auto& net : networks_)
+    if (auto* p = dynamic_cast<Peach2Network*>(net.get())) return *p;
+  throw std::logic_error("this cluster has no PEACH2 network");
 }
 
 std::vector<PcieLink*> Cluster::links() const {
   std::vector<PcieLink*> out;
-  for (const auto& l : links_) out.push_back(l.get());
+  for (const auto& net : networks_)
+    for (PcieLink* l : net->links()) out.push_back(l);
   return out;
 }
 
 void Cluster::enable_trace(const std::string& path) {
   trace_ = std::make_unique<TraceWriter>(path);
-  for (auto& l : links_) {
+  for (PcieLink* l : links()) {
     l->end_a().set_observer(trace_.get());
     l->end_b().set_observer(trace_.get());
   }
@@ -97,7 +89,7 @@ void Cluster::enable_trace(const std::string& path) {
 
 void Cluster::finish_trace() {
   if (!trace_) return;
-  for (auto& l : links_) {
+  for (PcieLink* l : links()) {
     l->end_a().set_observer(nullptr);
     l->end_b().set_observer(nullptr);
   }
@@ -108,14 +100,10 @@ void Cluster::finish_trace() {
 ClusterSummary Cluster::summary() const {
   ClusterSummary s;
   s.simulated = sc_core::sc_time_stamp();
-  for (unsigned i = 0; i < nodes(); ++i) {
-    const RouterStats& r = chips_[i]->router().stats();
-    // Everything the DMAC and the register unit (and the router answering
-    // for it) created entered the crossbar through their inputs.
-    s.tlps += hosts_[i]->stats().tlps_sent + r.tlps_in[static_cast<int>(Xbar::Dmac)] +
-              r.tlps_in[static_cast<int>(Xbar::Regs)];
-  }
-  for (const auto& l : links_)
+  // TLPs the hosts' root complexes and the networks' own units created.
+  for (const auto& h : hosts_) s.tlps += h->stats().tlps_sent;
+  for (const auto& net : networks_) s.tlps += net->tlps_created();
+  for (PcieLink* l : links())
     for (LinkPort* p : {&l->end_a(), &l->end_b()}) s.tlp_hops += p->tx_stats().tlps;
   return s;
 }
@@ -124,7 +112,7 @@ void Cluster::write_stats_table(std::ostream& out) const {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   out << "simulated time: " << std::fixed << std::setprecision(3) << us(now) << " us\n\n";
   out << "link port (transmitting)         TLPs      payload B     wire B   busy us   util  stall us\n";
-  for (const auto& l : links_) {
+  for (PcieLink* l : links()) {
     for (LinkPort* p : {&l->end_a(), &l->end_b()}) {
       const LinkDirStats& s = p->tx_stats();
       if (s.tlps == 0 && s.dllps == 0) continue;
@@ -137,21 +125,9 @@ void Cluster::write_stats_table(std::ostream& out) const {
       out << line;
     }
   }
-  out << "\nnode  dma runs  descriptors     bytes  errors  mean desc us  pio stores  notifies  dropped\n";
-  for (unsigned i = 0; i < nodes(); ++i) {
-    const DmacStats& d = chips_[i]->dmac().stats();
-    const RouterStats& r = chips_[i]->router().stats();
-    double mean = d.descriptors ? us(d.latency_total) / static_cast<double>(d.descriptors) : 0.0;
-    char line[256];
-    std::snprintf(line, sizeof line, "%4u %9llu %12llu %9llu %7llu %13.3f %11llu %9llu %8llu\n", i,
-                  static_cast<unsigned long long>(d.runs),
-                  static_cast<unsigned long long>(d.descriptors),
-                  static_cast<unsigned long long>(d.bytes),
-                  static_cast<unsigned long long>(d.errors), mean,
-                  static_cast<unsigned long long>(chips_[i]->pio().stores()),
-                  static_cast<unsigned long long>(chips_[i]->registers().notifications()),
-                  static_cast<unsigned long long>(r.dropped_writes + hosts_[i]->stats().dropped_writes));
-    out << line;
+  for (const auto& net : networks_) {
+    out << "\n";
+    net->write_node_table(out);
   }
 }
 
@@ -171,7 +147,7 @@ void Cluster::write_stats_json(std::ostream& out, const ProcessStats* process) c
   }
   out << "},\n  \"simulated_us\": " << us(now) << ",\n  \"links\": [";
   bool first = true;
-  for (const auto& l : links_) {
+  for (PcieLink* l : links()) {
     for (LinkPort* p : {&l->end_a(), &l->end_b()}) {
       const LinkDirStats& s = p->tx_stats();
       out << (first ? "\n" : ",\n") << "    {\"port\": \"" << p->name() << "\", \"tlps\": " << s.tlps
@@ -183,24 +159,13 @@ void Cluster::write_stats_json(std::ostream& out, const ProcessStats* process) c
   }
   out << "\n  ],\n  \"nodes\": [";
   for (unsigned i = 0; i < nodes(); ++i) {
-    const DmacStats& d = chips_[i]->dmac().stats();
-    const RouterStats& r = chips_[i]->router().stats();
     const HostStats& h = hosts_[i]->stats();
-    out << (i ? ",\n" : "\n") << "    {\"node\": " << i << ", \"dmac\": {\"runs\": " << d.runs
-        << ", \"descriptors\": " << d.descriptors << ", \"descriptor_fetches\": " << d.descriptor_fetches
-        << ", \"bytes\": " << d.bytes << ", \"errors\": " << d.errors
-        << ", \"latency_us\": {\"mean\": "
-        << (d.descriptors ? us(d.latency_total) / static_cast<double>(d.descriptors) : 0.0)
-        << ", \"min\": " << us(d.latency_min) << ", \"max\": " << us(d.latency_max) << "}}"
-        << ", \"ports\": {";
-    for (int x = 0; x < kXbarPorts; ++x)
-      out << (x ? ", " : "") << "\"" << xbar_name(static_cast<Xbar>(x)) << "\": {\"tlps_in\": "
-          << r.tlps_in[x] << ", \"tlps_out\": " << r.tlps_out[x] << ", \"bytes_out\": " << r.bytes_out[x]
-          << ", \"busy_us\": " << us(r.output_busy[x]) << ", \"stall_us\": " << us(r.output_stall[x])
-          << "}";
-    out << "}, \"pio_stores\": " << chips_[i]->pio().stores()
-        << ", \"notifications\": " << chips_[i]->registers().notifications()
-        << ", \"host\": {\"writes\": " << h.writes << ", \"write_bytes\": " << h.write_bytes
+    out << (i ? ",\n" : "\n") << "    {\"node\": " << i;
+    for (const auto& net : networks_) {
+      out << ", ";
+      net->write_node_json(out, i);
+    }
+    out << ", \"host\": {\"writes\": " << h.writes << ", \"write_bytes\": " << h.write_bytes
         << ", \"dropped_writes\": " << h.dropped_writes << ", \"reads\": " << h.reads
         << ", \"read_bytes\": " << h.read_bytes << ", \"unsupported_reads\": " << h.unsupported_reads
         << ", \"tlps_sent\": " << h.tlps_sent

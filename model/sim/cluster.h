@@ -1,15 +1,16 @@
-// cluster.h - a whole virtual cluster: for every node a host and a PEACH2
-// board joined by the N link, the boards cabled as the topology says, and the
-// routing tables loaded into every board.
+// cluster.h - a whole virtual cluster: for every node a host (root complex,
+// host and GPU memory), and the networks the topology's `device` lines name
+// (PEACH2 by default), each with its device in every node.
 #pragma once
 
 #include <memory>
 #include <ostream>
 #include <vector>
 
-#include "host/host.h"
-#include "peach2/chip.h"
 #include "core/params.h"
+#include "host/host.h"
+#include "peach2/network.h"
+#include "sim/network.h"
 #include "topo/topology.h"
 
 namespace p2 {
@@ -43,11 +44,17 @@ class Cluster {
 
   unsigned nodes() const { return static_cast<unsigned>(hosts_.size()); }
   Host& host(unsigned n) { return *hosts_[n]; }
-  Peach2& chip(unsigned n) { return *chips_[n]; }
+  // The networks in `device` line order; device d of a node is network d's.
+  unsigned device_count() const { return static_cast<unsigned>(networks_.size()); }
+  Network& network(unsigned d) { return *networks_[d]; }
+  NodeDevice& device(unsigned node, unsigned d) { return networks_[d]->device(node); }
+  // The PEACH2 network (tests and tools that look inside the boards); throws
+  // std::logic_error when the topology has none.
+  Peach2Network& peach2();
+  Peach2& chip(unsigned n) { return peach2().chip(n); }
   const Topology& topology() const { return topo_; }
-  const RouteTable& routes() const { return routes_; }
   const Params& params() const { return params_; }
-  std::vector<PcieLink*> links() const;
+  std::vector<PcieLink*> links() const;  // of every network
 
   ClusterSummary summary() const;
   // Statistics: per link direction and per port, as a table and as JSON. The
@@ -63,11 +70,9 @@ class Cluster {
  private:
   Topology topo_;
   Params params_;
-  RouteTable routes_;
   std::vector<std::pair<uint8_t*, uint64_t>> anonymous_;  // memory we mapped ourselves
   std::vector<std::unique_ptr<Host>> hosts_;
-  std::vector<std::unique_ptr<Peach2>> chips_;
-  std::vector<std::unique_ptr<PcieLink>> links_;
+  std::vector<std::unique_ptr<Network>> networks_;
   std::unique_ptr<struct TraceWriter> trace_;
 };
 

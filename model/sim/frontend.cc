@@ -30,14 +30,6 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-std::string reg_name(uint64_t reg) {
-  char buf[64];
-  p2_reg_describe(reg, buf, sizeof buf);
-  return buf;
-}
-
-bool valid_reg(uint64_t reg) { return reg < P2_REGS_SIZE && reg % 8 == 0; }
-
 }  // namespace
 
 Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& rank_node,
@@ -53,12 +45,13 @@ Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& r
     r.channel = &job->ranks[i];
     ranks_on_node_[r.node].push_back(i);
   }
-  // Waits are re-checked exactly when what they look at can have changed: the
-  // chip's registers (DMA status), or bytes landing in memory (data, flags and
-  // notification ring entries alike).
+  // Waits are re-checked exactly when what they look at can have changed: a
+  // device's registers (DMA status), or bytes landing in memory (data, flags
+  // and notification ring entries alike).
   for (unsigned n = 0; n < cluster.nodes(); n++) {
     if (ranks_on_node_[n].empty()) continue;
-    cluster.chip(n).set_change_observer([this, n] { on_chip_change(n); });
+    for (unsigned d = 0; d < cluster.device_count(); d++)
+      cluster.device(n, d).set_change_observer([this, n, d] { on_device_change(n, d); });
     cluster.host(n).set_write_observer(
         [this, n](uint64_t addr, uint32_t len) { on_memory_write(n, addr, len); });
   }
@@ -84,11 +77,13 @@ void Frontend::poll_ranks() {
       q.op = in->op;
       q.seq = in->seq;
       q.flags = in->flags;
+      q.dev = in->dev;
+      q.bar = in->bar;
       q.stamp = in->stamp_ps;
       q.a = in->a;
       q.b = in->b;
       q.c = in->c;
-      if (q.op == P2_CHAN_PIO) {
+      if (q.op == P2_CHAN_BAR_WRITE) {
         uint32_t len = std::min<uint32_t>(in->len, P2_CHAN_DATA_BYTES);
         q.data.assign(in->data, in->data + len);
       }
@@ -207,8 +202,11 @@ void Frontend::step_next_instant() {
 
 // ---- Requests --------------------------------------------------------------
 
-uint64_t Frontend::reg_addr(const Rank& r, uint64_t reg) const {
-  return p2_node_base(r.node) + P2_REGS_OFFSET + reg;
+NodeDevice* Frontend::device_for(const Rank& r, const Request& q) {
+  if (q.dev < cluster_.device_count()) return &cluster_.device(r.node, q.dev);
+  warn(r, "request for device " + std::to_string(q.dev) + ", but the node has " +
+              std::to_string(cluster_.device_count()));
+  return nullptr;
 }
 
 void Frontend::warn(const Rank& r, const std::string& what) {
@@ -217,23 +215,30 @@ void Frontend::warn(const Rank& r, const std::string& what) {
 }
 
 void Frontend::execute(Rank& r, Request& q) {
-  Host& host = cluster_.host(r.node);
   switch (q.op) {
-    case P2_CHAN_MMIO_WRITE:
-      if (!valid_reg(q.a)) {
-        warn(r, "MMIO write to " + hex(q.a) + ", not a BAR0 register; dropped");
+    case P2_CHAN_MMIO_WRITE: {
+      NodeDevice* dev = device_for(r, q);
+      if (!dev) return;
+      if (!dev->access_ok(q.bar, q.a, 8)) {
+        warn(r, std::string("MMIO write to BAR") + std::to_string(q.bar) + " offset " + hex(q.a) +
+                    ", which the " + dev->kind() + " does not decode; dropped");
         return;
       }
-      host.mmio_write(reg_addr(r, q.a), q.b);
+      dev->mmio_write(q.bar, q.a, q.b);
       return;
-    case P2_CHAN_PIO:
-      if (q.data.empty() || q.a + q.data.size() > P2_PIO_SIZE) {
-        warn(r, "PIO store outside the PIO window (offset " + hex(q.a) + "); dropped");
+    }
+    case P2_CHAN_BAR_WRITE: {
+      NodeDevice* dev = device_for(r, q);
+      if (!dev) return;
+      if (!dev->access_ok(q.bar, q.a, q.data.size())) {
+        warn(r, std::string("store of ") + std::to_string(q.data.size()) + " bytes to BAR" +
+                    std::to_string(q.bar) + " offset " + hex(q.a) + ", outside what the " +
+                    dev->kind() + " decodes; dropped");
         return;
       }
-      host.pio_write(p2_node_base(r.node) + P2_PIO_OFFSET + q.a, q.data.data(),
-                     static_cast<uint32_t>(q.data.size()));
+      dev->bar_write(q.bar, q.a, q.data.data(), static_cast<uint32_t>(q.data.size()));
       return;
+    }
     case P2_CHAN_EXIT:
       r.done = true;
       r.done_at = now_ps();
@@ -253,33 +258,35 @@ void Frontend::start_wait(Rank& r, Request& q) {
   r.waiting = true;
   waiting_++;
   const Request& w = r.wait;
+  NodeDevice* dev = nullptr;
+  if (w.op == P2_CHAN_MMIO_READ || w.op == P2_CHAN_WAIT_REG) {
+    dev = device_for(r, w);
+    if (!dev || !dev->access_ok(w.bar, w.a, 8)) {
+      if (dev)
+        warn(r, std::string(w.op == P2_CHAN_MMIO_READ ? "MMIO read of" : "wait on") + " BAR" +
+                    std::to_string(w.bar) + " offset " + hex(w.a) + ", not a register of the " +
+                    dev->kind());
+      answer(r, P2_CHAN_FAILED, w.op == P2_CHAN_MMIO_READ ? ~0ull : 0);
+      return;
+    }
+  }
   switch (w.op) {
     case P2_CHAN_MMIO_READ:
-      if (!valid_reg(w.a)) {
-        warn(r, "MMIO read of " + hex(w.a) + ", not a BAR0 register");
-        answer(r, P2_CHAN_FAILED, ~0ull);
-        return;
-      }
-      cluster_.host(r.node).mmio_read(
-          reg_addr(r, w.a), [this, index = r.index, seq = w.seq](uint64_t value, bool ok) {
+      dev->mmio_read(
+          w.bar, w.a, [this, index = r.index, seq = w.seq](uint64_t value, bool ok) {
             Rank& rr = ranks_[index];
             if (rr.waiting && rr.wait.op == P2_CHAN_MMIO_READ && rr.wait.seq == seq)
               answer(rr, ok ? P2_CHAN_OK : P2_CHAN_FAILED, ok ? value : ~0ull);
           });
       return;
     case P2_CHAN_WAIT_REG:
-      if (!valid_reg(w.a)) {
-        warn(r, "wait on " + hex(w.a) + ", not a BAR0 register");
-        answer(r, P2_CHAN_FAILED, 0);
-        return;
-      }
       // A CPU polls a register with reads, and a read never passes the posted
-      // writes before it (PCIe ordering): so the wait sees the chip only after
+      // writes before it (PCIe ordering): so the wait sees the device only after
       // this rank's earlier stores (a DMA start, say) have landed. The first
-      // poll is a real read; after it, every change of the chip is checked.
+      // poll is a real read; after it, every change of the device is checked.
       r.fenced = false;
-      cluster_.host(r.node).mmio_read(
-          reg_addr(r, w.a), [this, index = r.index, seq = w.seq](uint64_t, bool ok) {
+      dev->mmio_read(
+          w.bar, w.a, [this, index = r.index, seq = w.seq](uint64_t, bool ok) {
             Rank& rr = ranks_[index];
             if (!rr.waiting || rr.wait.op != P2_CHAN_WAIT_REG || rr.wait.seq != seq) return;
             rr.fenced = true;
@@ -310,7 +317,7 @@ bool Frontend::wait_satisfied(Rank& r) {
   const Request& w = r.wait;
   switch (w.op) {
     case P2_CHAN_WAIT_REG:
-      return (cluster_.chip(r.node).reg_peek(w.a) & w.c) == w.b;
+      return (cluster_.device(r.node, w.dev).peek(w.bar, w.a) & w.c) == w.b;
     case P2_CHAN_WAIT_MEM: {
       const uint8_t* p = cluster_.host(r.node).translate(w.a, 8);
       uint64_t v;
@@ -335,10 +342,11 @@ void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
   answered_ = true;
 }
 
-void Frontend::on_chip_change(unsigned node) {
+void Frontend::on_device_change(unsigned node, unsigned dev) {
   for (unsigned i : ranks_on_node_[node]) {
     Rank& r = ranks_[i];
-    if (r.waiting && r.wait.op == P2_CHAN_WAIT_REG && r.fenced && wait_satisfied(r))
+    if (r.waiting && r.wait.op == P2_CHAN_WAIT_REG && r.wait.dev == dev && r.fenced &&
+        wait_satisfied(r))
       answer(r, P2_CHAN_OK, 0);
   }
 }
@@ -442,47 +450,37 @@ int Frontend::deadlock() {
 
 std::string Frontend::describe_wait(const Rank& r) const {
   const Request& w = r.waiting ? r.wait : r.queue.back();
+  Cluster& cluster = const_cast<Cluster&>(cluster_);
+  const NodeDevice* dev = w.dev < cluster.device_count() ? &cluster.device(r.node, w.dev) : nullptr;
   std::ostringstream s;
   switch (w.op) {
     case P2_CHAN_WAIT_REG:
-      s << "register " << reg_name(w.a) << " & " << hex(w.c) << " == " << hex(w.b);
-      if (valid_reg(w.a))
-        s << " (now " << hex(const_cast<Cluster&>(cluster_).chip(r.node).reg_peek(w.a)) << ")";
-      break;
+      if (!dev) break;
+      s << dev->kind() << " register " << dev->describe(w.bar, w.a) << " & " << hex(w.c)
+        << " == " << hex(w.b);
+      if (dev->access_ok(w.bar, w.a, 8)) s << " (now " << hex(dev->peek(w.bar, w.a)) << ")";
+      return s.str();
     case P2_CHAN_WAIT_MEM: {
-      int64_t entry = notify_ring_entry(r, w);
-      if (entry >= 0) {
-        s << "a DMA notification (ring entry " << entry << ")";
-        break;
+      for (unsigned d = 0; d < cluster.device_count(); d++) {
+        std::string what = cluster.device(r.node, d).describe_memory_wait(w.a, w.c, w.b);
+        if (!what.empty()) return what;
       }
       s << "memory word " << hex(w.a) << " & " << hex(w.c) << " == " << hex(w.b);
-      const uint8_t* p = const_cast<Cluster&>(cluster_).host(r.node).translate(w.a, 8);
+      const uint8_t* p = cluster.host(r.node).translate(w.a, 8);
       if (p) {
         uint64_t v;
         std::memcpy(&v, p, sizeof v);
         s << " (now " << hex(v) << ")";
       }
-      break;
+      return s.str();
     }
     case P2_CHAN_MMIO_READ:
-      s << "the answer to a read of register " << reg_name(w.a);
-      break;
-    default:
-      s << "request " << w.op;
+      if (!dev) break;
+      s << "the answer to a read of " << dev->kind() << " register " << dev->describe(w.bar, w.a);
+      return s.str();
   }
+  s << "request " << w.op;
   return s.str();
-}
-
-int64_t Frontend::notify_ring_entry(const Rank& r, const Request& w) const {
-  Peach2& chip = const_cast<Cluster&>(cluster_).chip(r.node);
-  uint64_t ring = chip.reg_peek(P2_REG_NOTIFY_RING);
-  uint64_t size = chip.reg_peek(P2_REG_NOTIFY_RING_SIZE);
-  if (ring == 0 || size == 0 || w.a < ring || (w.a - ring) / 8 >= size) return -1;
-  // The library waits for the serial of entry i (i + 1, peach2_hw.h); a wait
-  // of another shape on a ring word is told by its place in the ring.
-  uint64_t serial = w.b >> 32;
-  if (w.c == P2_NOTIFY_SERIAL_MASK && serial != 0) return static_cast<int64_t>(serial - 1);
-  return static_cast<int64_t>((w.a - ring) / 8);
 }
 
 void Frontend::print_ranks(std::ostream& out) const {

@@ -1,6 +1,8 @@
 // frontend.h - the simulator's side of the virtual-cluster job: serves the
-// ranks' channel requests through the model's Host and Peach2 interfaces and
-// keeps the virtual-time protocol (architecture.md, "Processes and virtual time").
+// ranks' channel requests through each node's devices (NodeDevice: BAR
+// stores, loads and register waits) and host memory (memory waits), and keeps
+// the virtual-time protocol (architecture.md, "Processes and virtual time").
+// Nothing here knows a device type.
 //
 // Virtual time. Every request carries its rank's virtual clock (ps). Ranks
 // issue requests in nondecreasing stamp order. A rank is
@@ -69,6 +71,7 @@ class Frontend {
  private:
   struct Request {
     uint32_t op = 0, seq = 0, flags = 0;
+    unsigned dev = 0, bar = 0;  // device requests: which device of the node, which BAR
     uint64_t stamp = 0, a = 0, b = 0, c = 0;
     std::vector<uint8_t> data;
   };
@@ -112,13 +115,11 @@ class Frontend {
   void start_wait(Rank& r, Request& q);
   bool wait_satisfied(Rank& r);
   void answer(Rank& r, int32_t status, uint64_t value);
-  void on_chip_change(unsigned node);
+  void on_device_change(unsigned node, unsigned dev);
   void on_memory_write(unsigned node, uint64_t addr, uint32_t len);
-  uint64_t reg_addr(const Rank& r, uint64_t reg) const;
+  // The device a request names, or nullptr (with a warning) if there is none.
+  NodeDevice* device_for(const Rank& r, const Request& q);
   std::string describe_wait(const Rank& r) const;
-  // The entry number a memory wait waits for if its word lies in the node's
-  // notification ring (the board's NOTIFY_RING registers), else -1.
-  int64_t notify_ring_entry(const Rank& r, const Request& w) const;
   void warn(const Rank& r, const std::string& what);
 
   int deadlock();

@@ -11,7 +11,9 @@
 // Exit status: 0 every rank finished; 2 a bad flag or input file (the message
 // names it, "file:line: reason"); 3 a deadlock (every rank's wait printed);
 // 128 + signal when stopped.
+#include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -225,6 +227,11 @@ int sc_main(int argc, char** argv) {
 
   // Tell the ranks where they run and what their calls cost, then open the doors.
   job->nnodes = cluster->nodes();
+  // The topology parser knows fewer kinds than the channel has room for.
+  static_assert(P2_JOB_MAX_DEVICES >= 1, "room for the default device");
+  job->ndevices = std::min<unsigned>(cluster->device_count(), P2_JOB_MAX_DEVICES);
+  for (unsigned d = 0; d < job->ndevices; d++)
+    std::snprintf(job->device[d], sizeof job->device[d], "%s", cluster->network(d).kind());
   for (unsigned r = 0; r < nranks; r++) job->rank_node[r] = rank_node[r];
   job->host_bytes = static_cast<uint64_t>(params.host_memory_bytes);
   job->gpu_bytes = static_cast<uint64_t>(params.gpu_memory_bytes);

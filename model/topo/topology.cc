@@ -4,6 +4,7 @@
 #include "topo/topology.h"
 #include "topo/text.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -222,6 +223,15 @@ std::vector<std::string> split_words(std::string_view s) {
 }
 
 
+}  // namespace
+
+const std::vector<std::string>& known_device_kinds() {
+  static const std::vector<std::string> kinds = {"peach2"};
+  return kinds;
+}
+
+namespace {
+
 class Parser {
  public:
   Parser(const std::string& file, const Params& base) : b_(file, base) {}
@@ -237,7 +247,9 @@ class Parser {
       if (s.empty()) continue;
       directive(s);
     }
-    return b_.finish();
+    Topology t = b_.finish();
+    if (!devices_.empty()) t.devices = devices_;
+    return t;
   }
 
  private:
@@ -280,12 +292,27 @@ class Parser {
       b_.require_nodes(line_, "set");
       PortRef p = port(w[1]);
       b_.set_overrides(p, overrides(w, 2), line_);
+    } else if (d == "device") {
+      arity(w, 2, "device KIND");
+      device(w[1]);
     } else {
-      fail("unknown directive '" + d + "' (name, nodes, torus, ring, sport, link, set)");
+      fail("unknown directive '" + d + "' (name, nodes, torus, ring, sport, link, set, device)");
     }
   }
 
   [[noreturn]] void fail(const std::string& reason) const { b_.fail(line_, reason); }
+
+  void device(const std::string& kind) {
+    const auto& known = known_device_kinds();
+    if (std::find(known.begin(), known.end(), kind) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      fail("unknown device '" + kind + "' (known: " + list + ")");
+    }
+    for (const TopoDevice& d : devices_)
+      if (d.kind == kind) fail("device '" + kind + "' is already given on line " + std::to_string(d.line));
+    devices_.push_back({kind, line_});
+  }
 
   void arity(const std::vector<std::string>& w, size_t n, const char* form) const {
     if (w.size() != n) fail(std::string("expected '") + form + "'");
@@ -335,6 +362,7 @@ class Parser {
   Builder b_;
   int line_ = 0;
   int name_line_ = 0;
+  std::vector<TopoDevice> devices_;
 };
 
 }  // namespace

@@ -28,10 +28,20 @@ struct TopoLink {
   int line = 0;  // where the file declared it (0: generated)
 };
 
+// A `device KIND` line: every node has one device of this kind, joined to the
+// others by that kind's network (the PEACH2 cables below, for "peach2").
+struct TopoDevice {
+  std::string kind;
+  int line = 0;  // 0: the default (no `device` line)
+};
+// Device kinds the simulator can build (sim/cluster.cc makes their networks).
+const std::vector<std::string>& known_device_kinds();
+
 struct Topology {
   std::string name;   // from the file's `name` line, or the generator
   std::string file;   // "" when generated
   unsigned nodes = 0;
+  std::vector<TopoDevice> devices{{"peach2", 0}};  // in file order; device d is index d
   std::vector<TopoLink> links;
   // port_kind[node][port]: what each port is (N is always an Endpoint).
   std::vector<std::array<LinkEndKind, P2_PORT_COUNT>> port_kind;

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
+#include "dev/dev.h"
 #include "p2.h"
 
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "exit7";
-    p2_dev *dev = p2_device();
+    p2_dev *dev = p2_device_get("peach2");
     if (!dev)
         return 1;
     if (dev->rank != 1) {
@@ -22,7 +22,7 @@ int main(int argc, char **argv)
     }
     p2_compute(1e-6);
     /* A posted store still in flight when the rank dies. */
-    dev->ops->mmio_write(dev, P2_REG_DMA(0, P2_DMA_REG_COUNT), 1);
+    dev->ops->mmio_write(dev, P2_BAR_REGS, P2_REG_DMA(0, P2_DMA_REG_COUNT), 1);
     if (strcmp(mode, "abort") == 0)
         abort();
     if (strcmp(mode, "segv") == 0)

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "device.h"
+#include "dev/dev.h"
 #include "p2.h"
 
 #define ROUNDS 3
@@ -38,14 +38,14 @@ static void dma_to(p2_dev *dev, unsigned dst_node, uint32_t bytes)
     uint64_t words[8];
     memcpy(words, &d, sizeof d);
     for (unsigned w = 0; w < 8; w++)
-        dev->ops->mmio_write(dev, P2_REG_DESC(DMA_CHANNEL, 0) + 8 * w, words[w]);
-    dev->ops->mmio_write(dev, P2_REG_DMA(DMA_CHANNEL, P2_DMA_REG_COUNT), 1);
-    dev->ops->mmio_write(dev, P2_REG_DMA(DMA_CHANNEL, P2_DMA_START), P2_DMA_START_REGISTERS);
+        dev->ops->mmio_write(dev, P2_BAR_REGS, P2_REG_DESC(DMA_CHANNEL, 0) + 8 * w, words[w]);
+    dev->ops->mmio_write(dev, P2_BAR_REGS, P2_REG_DMA(DMA_CHANNEL, P2_DMA_REG_COUNT), 1);
+    dev->ops->mmio_write(dev, P2_BAR_REGS, P2_REG_DMA(DMA_CHANNEL, P2_DMA_START), P2_DMA_START_REGISTERS);
 }
 
 int main(void)
 {
-    p2_dev *dev = p2_device();
+    p2_dev *dev = p2_device_get("peach2");
     if (!dev)
         return 1;
     int rank = dev->rank, size = dev->size;
@@ -55,18 +55,18 @@ int main(void)
     volatile uint64_t *flag = (volatile uint64_t *)(dev->host_mem + FLAG_OFFSET);
     volatile uint64_t *ring = (volatile uint64_t *)(dev->host_mem + RING_OFFSET);
     memset(dev->host_mem + RING_OFFSET, 0, RING_ENTRIES * sizeof(uint64_t));
-    dev->ops->mmio_write(dev, P2_REG_NOTIFY_RING_SIZE, RING_ENTRIES);
-    dev->ops->mmio_write(dev, P2_REG_NOTIFY_RING,
+    dev->ops->mmio_write(dev, P2_BAR_REGS, P2_REG_NOTIFY_RING_SIZE, RING_ENTRIES);
+    dev->ops->mmio_write(dev, P2_BAR_REGS, P2_REG_NOTIFY_RING,
                          p2_node_base(dev->node) + P2_HOST_OFFSET + RING_OFFSET);
     for (uint64_t round = 1; round <= ROUNDS; round++) {
         p2_compute(1e-6 * (double)rank); /* skew the ranks a little */
-        dev->ops->pio_write(dev, p2_pio_offset(next, FLAG_OFFSET), &round, sizeof round);
-        dev->ops->pio_commit(dev);
+        dev->ops->bar_write(dev, P2_BAR_PIO, p2_pio_offset(next, FLAG_OFFSET), &round, sizeof round);
+        dev->ops->bar_flush(dev);
         if (p2_wait_u64(flag, round) != TCA_SUCCESS)
             return 2;
         double t_pio = p2_wtime();
         dma_to(dev, next, DMA_BYTES);
-        if (dev->ops->wait_reg(dev, P2_REG_DMA(DMA_CHANNEL, P2_DMA_STATUS), 0x3, P2_DMA_IDLE) !=
+        if (dev->ops->wait_reg(dev, P2_BAR_REGS, P2_REG_DMA(DMA_CHANNEL, P2_DMA_STATUS), 0x3, P2_DMA_IDLE) !=
             P2_WAIT_OK)
             return 3;
         double t_sent = p2_wtime();

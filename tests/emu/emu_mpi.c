@@ -7,7 +7,7 @@
 
 #include <mpi.h>
 
-#include "device.h"
+#include "dev/dev.h"
 #include "p2.h"
 
 #define WORD_OFFSET 0x2000
@@ -19,7 +19,7 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    p2_dev *dev = p2_device();
+    p2_dev *dev = p2_device_get("peach2");
     if (!dev || dev->rank != rank || dev->size != size) {
         fprintf(stderr, "emu_mpi: rank %d: the job says rank %d of %d\n", rank,
                 dev ? dev->rank : -1, dev ? dev->size : -1);
@@ -33,8 +33,8 @@ int main(int argc, char **argv)
     int rc = 0;
     if (rank == 0) {
         uint64_t v = VALUE;
-        dev->ops->pio_write(dev, p2_pio_offset((unsigned)theirs[0], theirs[1]), &v, sizeof v);
-        dev->ops->pio_commit(dev);
+        dev->ops->bar_write(dev, P2_BAR_PIO, p2_pio_offset((unsigned)theirs[0], theirs[1]), &v, sizeof v);
+        dev->ops->bar_flush(dev);
     } else if (rank == 1) {
         volatile uint64_t *word = (volatile uint64_t *)(dev->host_mem + WORD_OFFSET);
         rc = p2_wait_u64(word, VALUE) != TCA_SUCCESS;

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "device.h"
+#include "dev/dev.h"
 #include "p2.h"
 
 #define MSG_OFFSET 0x1000 /* in rank 1's (node 1's) registered host memory */
@@ -16,7 +16,7 @@
 
 int main(void)
 {
-    p2_dev *dev = p2_device();
+    p2_dev *dev = p2_device_get("peach2");
     if (!dev || dev->size != 2) {
         fprintf(stderr, "emu_pio_spin: run with p2run -n 2\n");
         return 1;
@@ -26,8 +26,8 @@ int main(void)
         for (int i = 0; i < MSG_WORDS; i++)
             msg[i] = 0x1111111111111111ULL * (uint64_t)(i + 1);
         msg[MSG_WORDS] = MARK;
-        dev->ops->pio_write(dev, p2_pio_offset(1, MSG_OFFSET), msg, sizeof msg);
-        dev->ops->pio_commit(dev);
+        dev->ops->bar_write(dev, P2_BAR_PIO, p2_pio_offset(1, MSG_OFFSET), msg, sizeof msg);
+        dev->ops->bar_flush(dev);
         printf("rank 0: sent %zu bytes by PIO at %.3f us\n", sizeof msg, p2_wtime() * 1e6);
         return 0;
     }

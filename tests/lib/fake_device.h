@@ -43,6 +43,7 @@ struct FakeDevice {
         : host(host_size), gpu(gpu_size)
     {
         dev.ops = &ops_table;
+        dev.kind = "peach2";
         dev.rank = (int)node;
         dev.size = (int)nnodes;
         dev.node = node;
@@ -99,8 +100,12 @@ struct FakeDevice {
     static FakeDevice *self(p2_dev *d) { return static_cast<FakeDevice *>(d->priv); }
 
     static void close_op(p2_dev *d) { self(d)->calls.emplace_back("close"); }
-    static void mmio_write_op(p2_dev *d, uint64_t reg, uint64_t value)
+    static void mmio_write_op(p2_dev *d, unsigned bar, uint64_t reg, uint64_t value)
     {
+        if (bar != P2_BAR_REGS) {
+            self(d)->calls.emplace_back("mmio_write_bad_bar", bar, reg, value);
+            return;
+        }
         FakeDevice *f = self(d);
         f->calls.emplace_back("mmio_write", reg, value);
         if (reg == P2_REG_NOTIFY_RING) {
@@ -112,21 +117,26 @@ struct FakeDevice {
             f->ring_tail = value;
         }
     }
-    static uint64_t mmio_read_op(p2_dev *d, uint64_t reg)
+    static uint64_t mmio_read_op(p2_dev *d, unsigned bar, uint64_t reg)
     {
+        if (bar != P2_BAR_REGS)
+            return ~0ull;
         self(d)->calls.emplace_back("mmio_read", reg);
         auto it = self(d)->regs.find(reg);
         return it == self(d)->regs.end() ? 0 : it->second;
     }
-    static void pio_write_op(p2_dev *d, uint64_t off, const void *src, size_t len)
+    static void pio_write_op(p2_dev *d, unsigned bar, uint64_t off, const void *src, size_t len)
     {
-        Call c{"pio_write", off, len};
+        Call c{bar == P2_BAR_PIO ? "pio_write" : "bar_write_bad_bar", off, len};
         c.data.assign((const uint8_t *)src, (const uint8_t *)src + len);
         self(d)->calls.push_back(c);
     }
     static void pio_commit_op(p2_dev *d) { self(d)->calls.emplace_back("pio_commit"); }
-    static p2_wait_result wait_reg_op(p2_dev *d, uint64_t reg, uint64_t mask, uint64_t value)
+    static p2_wait_result wait_reg_op(p2_dev *d, unsigned bar, uint64_t reg, uint64_t mask,
+                                      uint64_t value)
     {
+        if (bar != P2_BAR_REGS)
+            return P2_WAIT_FAILED;
         self(d)->calls.emplace_back("wait_reg", reg, mask, value);
         return self(d)->wait_result;
     }
@@ -149,11 +159,8 @@ struct FakeDevice {
             f->arriving.pop_front();
         }
     }
-    static double wtime_op(p2_dev *) { return 0.0; }
-    static void compute_op(p2_dev *, double) {}
-
     static constexpr p2_dev_ops ops_table = {
-        "fake",       close_op,     mmio_write_op, mmio_read_op,  pio_write_op, pio_commit_op,
-        wait_reg_op,  wait_mem_op,  wtime_op,      compute_op,
+        "fake",      close_op,      mmio_write_op, mmio_read_op,
+        pio_write_op, pio_commit_op, wait_reg_op,   wait_mem_op,
     };
 };

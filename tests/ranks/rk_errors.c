@@ -17,7 +17,7 @@
  *    fails (TCA_ERROR_DMA_FAILED, P2_ERR_UNSUPPORTED), nothing arrives, and the
  *    channel works again afterwards.
  */
-#include "device.h"
+#include "dev/dev.h"
 #include "rk_common.h"
 #include "tca_internal.h"
 
@@ -224,7 +224,7 @@ static void caller(void)
     RK_TCA(tcaDescFree(d));
 
     /* Self-consistent handles to memory beyond this node's arenas. */
-    p2_dev *dev = p2_device();
+    p2_dev *dev = p2_device_get("peach2");
     if (!dev)
         rk_fail("no device");
     const tcaHandle forged[2] = {

@@ -179,6 +179,19 @@ TEST(TopologyFile, SPortModes) {
   EXPECT_EQ(t.link_at({1, P2_PORT_S})->a, (PortRef{1, P2_PORT_S}));
 }
 
+TEST(TopologyFile, DeviceLines) {
+  Params base;
+  // No `device` line: every node has a PEACH2 board.
+  Topology plain = parse_topology("ring 4\n", "t.topo", base);
+  ASSERT_EQ(plain.devices.size(), 1u);
+  EXPECT_EQ(plain.devices[0].kind, "peach2");
+  EXPECT_EQ(plain.devices[0].line, 0);
+  Topology given = parse_topology("# boards\nring 4\ndevice peach2\n", "t.topo", base);
+  ASSERT_EQ(given.devices.size(), 1u);
+  EXPECT_EQ(given.devices[0].kind, "peach2");
+  EXPECT_EQ(given.devices[0].line, 3);
+}
+
 TEST(TopologyOverrides, SetChangesOneLinkOnly) {
   Params base;
   base.link_latency_ns = 99;
@@ -230,8 +243,13 @@ struct BadCase {
 // Every malformed input, with the exact message a user sees.
 const BadCase kBad[] = {
     {"unknown directive", "nodes 4\nfoo 1\n",
-     "t.topo:2: unknown directive 'foo' (name, nodes, torus, ring, sport, link, set)"},
+     "t.topo:2: unknown directive 'foo' (name, nodes, torus, ring, sport, link, set, device)"},
     {"bad node count", "nodes four\n", "t.topo:1: bad number 'four' for the node count"},
+    {"unknown device", "ring 4\ndevice sr9000\n",
+     "t.topo:2: unknown device 'sr9000' (known: peach2)"},
+    {"device twice", "device peach2\nring 4\ndevice peach2\n",
+     "t.topo:3: device 'peach2' is already given on line 1"},
+    {"device arity", "ring 4\ndevice\n", "t.topo:2: expected 'device KIND'"},
     {"negative node count", "nodes -1\n", "t.topo:1: bad number '-1' for the node count"},
     {"node count zero", "nodes 0\n", "t.topo:1: node count 0 out of range (1..64)"},
     {"node count too big", "nodes 65\n", "t.topo:1: node count 65 out of range (1..64)"},

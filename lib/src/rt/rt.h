@@ -1,0 +1,96 @@
+/*
+ * rt.h - the rank runtime: what every layer of a rank process shares (the
+ * TCA library, the collectives, device backends, and the MPI and CUDA layers
+ * to come): the rank's identity, its node's memory, the virtual clock with
+ * the charging of modelled costs, and the channel to the simulator. One per
+ * process; device-agnostic.
+ *
+ * Under p2run the clock is virtual (picoseconds): posted requests carry it,
+ * blocking ones return at the simulated time of their answer. Costs charged
+ * here are the RANK-scope parameters of model/core/params.def, handed over by
+ * the simulator at start. Without p2run there is no runtime: p2_rt_get()
+ * returns NULL and p2_rt_wtime() reads the host's monotonic clock.
+ *
+ * Thread safety: the channel has one producer, so every exchange with the
+ * simulator happens between p2_rt_enter and p2_rt_leave, which serialise
+ * the threads of the process.
+ */
+#ifndef P2_RT_H
+#define P2_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "channel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Node memory a device may read and write: `base` in this process, `bus` the
+ * bus address of base in the cluster's address map. */
+typedef struct p2_rt_memory {
+    uint8_t *base;
+    uint64_t size;
+    uint64_t bus;
+} p2_rt_memory;
+
+typedef struct p2_rt {
+    int rank, size;          /* this process and the job */
+    unsigned node, nnodes;   /* this rank's node and the cluster */
+    p2_rt_memory host, gpu;  /* the node's registered host memory and GPU memory */
+    unsigned ndevices;       /* devices every node has, as the topology lists them */
+    const char *device[P2_JOB_MAX_DEVICES];
+    /* RANK-scope costs, picoseconds (bytes for bar_store_bytes) */
+    uint64_t lib_call_ps;    /* one device call's software cost */
+    uint64_t mmio_write_ps;  /* posting one 64-bit store to a device */
+    uint64_t bar_store_ps;   /* one write-combined store into a BAR window */
+    uint64_t bar_store_bytes;
+    uint64_t poll_detect_ps; /* a polling CPU sees a change this late */
+} p2_rt;
+
+/* The runtime of this process, attached on first use; NULL (a message on
+ * stderr, once) when the process was not started by p2run. */
+p2_rt *p2_rt_get(void);
+
+/* Seconds on the rank's clock (the host's monotonic clock without p2run). */
+double p2_rt_wtime(void);
+/* Charges `seconds` of modelled computation to the rank's clock. */
+void p2_rt_compute(double seconds);
+
+/* ---- For device backends and interposed runtimes ---------------------------
+ * Between p2_rt_enter and p2_rt_leave the process holds the channel; enter
+ * first adds (under --clock=cpu) the program's CPU time since it last left
+ * the library. */
+void p2_rt_enter(p2_rt *rt);
+void p2_rt_leave(p2_rt *rt);
+uint64_t p2_rt_clock_ps(const p2_rt *rt);
+void p2_rt_charge_ps(p2_rt *rt, uint64_t ps);
+/* Posts a request stamped with the rank's clock. Returns 0, or -1 once the
+ * simulator is gone (then every later call fails too). */
+int p2_rt_post(p2_rt *rt, p2_chan_req *req);
+/* Posts a blocking request and waits for its answer; the clock is left as it
+ * was (the caller decides what the answer's time costs). Returns 0 or -1. */
+int p2_rt_call(p2_rt *rt, p2_chan_req *req, p2_chan_resp *resp);
+/* Moves the clock forward to t_ps (never back). */
+void p2_rt_advance_to(p2_rt *rt, uint64_t t_ps);
+
+/* A wait for memory of this node: until (*addr & mask) == value, the clock
+ * then at the simulated time it became true plus the polling delay. With
+ * block == 0, a test at the rank's time. `addr` must lie in rt->host or
+ * rt->gpu. Returns P2_CHAN_OK, P2_CHAN_NOT_YET or P2_CHAN_FAILED. */
+int p2_rt_wait_mem(p2_rt *rt, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
+                   int block);
+
+/* The public calls of the libraries (tca*, p2_*) bracket themselves with
+ * these, so that under --clock=cpu only the program's CPU time between calls
+ * reaches its clock, never the emulation's own work inside them. Nestable;
+ * no-ops without a runtime. */
+void p2_rt_api_begin(void);
+void p2_rt_api_end(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* P2_RT_H */

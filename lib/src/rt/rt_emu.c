@@ -1,0 +1,370 @@
+/*
+ * rt_emu.c - the rank runtime of a p2run job: attaches to the job segment,
+ * maps the node's memory arenas, keeps the virtual clock and talks to the
+ * simulator over the rank's channel (emu/channel.h).
+ *
+ * The clock (picoseconds) starts at 0 when the rank attaches, before main.
+ * Under --clock=model only modelled costs move it. Under --clock=cpu the CPU
+ * time the program consumes outside the libraries is added too: the runtime
+ * reads the process's CPU-time clock when the program enters a library call
+ * (p2_rt_api_begin, or p2_rt_enter outside any call) and marks it when the
+ * program leaves. While the rank is outside the libraries, it publishes
+ * "clock minus CPU time", so the simulator can follow a rank spinning on
+ * memory by reading that rank's CPU-time clock; while inside, it publishes
+ * nothing newer than its last request, so the simulator never counts the
+ * emulation's own work as the program's.
+ */
+#define _GNU_SOURCE
+#include "rt/rt.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arena.h"
+
+typedef struct rt_state {
+    pthread_mutex_t lock;
+    p2_rt pub;               /* what p2_rt_get hands out */
+    p2_job *job;
+    p2_job_rank *channel;
+    p2_arena host, gpu;
+    p2_clock_mode clock_mode;
+    uint64_t clock_ps;       /* the rank's virtual clock */
+    int64_t cpu_mark_ps;     /* --clock=cpu: CPU time when the program last left the libraries */
+    int api_depth;           /* library calls in progress (nesting) */
+    uint32_t seq;            /* of the last blocking request */
+    int attached, failed, exited;
+} rt_state;
+
+static rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+static char rt_error[256];
+
+#define STATE(r) ((rt_state *)((char *)(r) - offsetof(rt_state, pub)))
+
+/* ---- Clock ---------------------------------------------------------------- */
+
+static int64_t cpu_now_ps(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000000LL + (int64_t)ts.tv_nsec * 1000LL;
+}
+
+/* --clock=cpu: the program was running since the mark; add its CPU time. */
+static void charge_program_cpu(rt_state *s)
+{
+    int64_t now = cpu_now_ps();
+    if (now > s->cpu_mark_ps)
+        s->clock_ps += (uint64_t)(now - s->cpu_mark_ps);
+    s->cpu_mark_ps = now;
+}
+
+/* Tells the simulator how far this rank's clock has got. */
+static void publish(rt_state *s)
+{
+    if (!s->attached || s->failed)
+        return;
+    if (s->clock_mode == P2_CLOCK_MODEL) {
+        p2_st_sc(&s->channel->clock_pub, (int64_t)s->clock_ps);
+    } else if (s->api_depth == 0) {
+        s->cpu_mark_ps = cpu_now_ps();
+        p2_st_sc(&s->channel->clock_pub, (int64_t)s->clock_ps - s->cpu_mark_ps);
+    } else {
+        p2_st_sc(&s->channel->clock_pub, (int64_t)P2_CLOCK_UNKNOWN);
+    }
+}
+
+void p2_rt_enter(p2_rt *r)
+{
+    rt_state *s = STATE(r);
+    pthread_mutex_lock(&s->lock);
+    if (s->clock_mode == P2_CLOCK_CPU && s->api_depth == 0)
+        charge_program_cpu(s);
+}
+
+void p2_rt_leave(p2_rt *r)
+{
+    rt_state *s = STATE(r);
+    publish(s);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void p2_rt_api_begin(void)
+{
+    if (!rt.attached)
+        return;
+    pthread_mutex_lock(&rt.lock);
+    if (rt.api_depth++ == 0 && rt.clock_mode == P2_CLOCK_CPU) {
+        charge_program_cpu(&rt);
+        publish(&rt);
+    }
+    pthread_mutex_unlock(&rt.lock);
+}
+
+void p2_rt_api_end(void)
+{
+    if (!rt.attached)
+        return;
+    pthread_mutex_lock(&rt.lock);
+    if (rt.api_depth > 0 && --rt.api_depth == 0)
+        publish(&rt);
+    pthread_mutex_unlock(&rt.lock);
+}
+
+uint64_t p2_rt_clock_ps(const p2_rt *r) { return STATE(r)->clock_ps; }
+
+void p2_rt_charge_ps(p2_rt *r, uint64_t ps) { STATE(r)->clock_ps += ps; }
+
+void p2_rt_advance_to(p2_rt *r, uint64_t t_ps)
+{
+    rt_state *s = STATE(r);
+    if (t_ps > s->clock_ps)
+        s->clock_ps = t_ps;
+}
+
+double p2_rt_wtime(void)
+{
+    p2_rt *r = p2_rt_get();
+    if (!r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    }
+    p2_rt_enter(r);
+    double t = (double)rt.clock_ps * 1e-12;
+    p2_rt_leave(r);
+    return t;
+}
+
+void p2_rt_compute(double seconds)
+{
+    p2_rt *r = p2_rt_get();
+    if (!r)
+        return;
+    p2_rt_enter(r);
+    if (seconds > 0)
+        rt.clock_ps += (uint64_t)(seconds * 1e12 + 0.5); /* nearest ps */
+    p2_rt_leave(r);
+}
+
+/* ---- Channel ---------------------------------------------------------------- */
+
+static void fail(rt_state *s)
+{
+    if (!s->failed)
+        fprintf(stderr, "p2: rank %d: the simulator is gone; device calls fail from now on\n",
+                s->pub.rank);
+    s->failed = 1;
+}
+
+int p2_rt_post(p2_rt *r, p2_chan_req *req)
+{
+    rt_state *s = STATE(r);
+    if (s->failed || s->exited)
+        return -1;
+    req->stamp_ps = s->clock_ps;
+    if (p2_chan_push(s->job, s->channel, req) != 0) {
+        fail(s);
+        return -1;
+    }
+    return 0;
+}
+
+int p2_rt_call(p2_rt *r, p2_chan_req *req, p2_chan_resp *resp)
+{
+    rt_state *s = STATE(r);
+    if (++s->seq == 0)
+        s->seq = 1; /* 0 is the response slot's initial value */
+    req->seq = s->seq;
+    if (p2_rt_post(r, req) != 0)
+        return -1;
+    if (p2_chan_wait_resp(s->job, s->channel, req->seq, resp) != 0) {
+        fail(s);
+        return -1;
+    }
+    return 0;
+}
+
+static int in_memory(const p2_rt_memory *m, const uint8_t *p, uint64_t *bus)
+{
+    if (!m->base || p < m->base || p + 8 > m->base + m->size)
+        return 0;
+    *bus = m->bus + (uint64_t)(p - m->base);
+    return 1;
+}
+
+int p2_rt_wait_mem(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
+                   int block)
+{
+    const uint8_t *p = (const uint8_t *)addr;
+    uint64_t bus;
+    if (!in_memory(&r->host, p, &bus) && !in_memory(&r->gpu, p, &bus)) {
+        fprintf(stderr, "p2: rank %d: wait on %p, which is not in this rank's registered "
+                        "host or GPU memory\n", r->rank, (const void *)p);
+        return P2_CHAN_FAILED;
+    }
+    /* Even a test goes to the simulator: whether the word holds the value at
+     * this rank's simulated time is the model's to say, not this process's
+     * view of the shared arena (which may be ahead of or behind that time). */
+    p2_chan_req req = {.op = P2_CHAN_WAIT_MEM, .flags = block ? P2_CHAN_WAIT_BLOCK : 0,
+                       .a = bus, .b = value, .c = mask};
+    p2_chan_resp resp;
+    int result = P2_CHAN_FAILED;
+    p2_rt_enter(r);
+    p2_rt_charge_ps(r, r->lib_call_ps);
+    if (p2_rt_call(r, &req, &resp) == 0) {
+        result = resp.status;
+        if (result != P2_CHAN_FAILED)
+            p2_rt_advance_to(r, resp.time_ps + r->poll_detect_ps);
+    }
+    p2_rt_leave(r);
+    return result;
+}
+
+/* ---- Attaching ------------------------------------------------------------ */
+
+/* Tells the simulator this rank is leaving, at its final clock, so that it
+ * stops waiting for it. A rank that dies without this is noticed by p2run. */
+static void rt_at_exit(void)
+{
+    rt_state *s = &rt;
+    /* Another thread may be blocked inside a call, holding the lock: then
+     * leave without the message (p2run reports the process gone instead)
+     * rather than hang in exit. */
+    if (pthread_mutex_trylock(&s->lock) != 0)
+        return;
+    if (s->attached && !s->failed && !s->exited) {
+        if (s->clock_mode == P2_CLOCK_CPU && s->api_depth == 0)
+            charge_program_cpu(s);
+        p2_chan_req req = {.op = P2_CHAN_EXIT};
+        p2_rt_post(&s->pub, &req);
+        s->exited = 1;
+        p2_st_sc(&s->channel->state, (uint32_t)P2_RANK_EXITING);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* This process's rank: p2run sets P2_RANK; under mpirun, Open MPI's variables. */
+static int rank_from_env(int nranks, char *err, size_t errlen)
+{
+    static const char *const vars[] = {"P2_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                       "PMIX_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (!v || !*v)
+            continue;
+        char *end;
+        errno = 0;
+        long r = strtol(v, &end, 10);
+        if (errno || *end || r < 0 || r >= nranks) {
+            snprintf(err, errlen, "%s=%s is not a rank of this %d-rank job", vars[i], v, nranks);
+            return -1;
+        }
+        const char *size = getenv("OMPI_COMM_WORLD_SIZE");
+        if (i == 1 && size && atoi(size) != nranks) {
+            snprintf(err, errlen, "mpirun started %s ranks but p2run -n says %d", size, nranks);
+            return -1;
+        }
+        return (int)r;
+    }
+    snprintf(err, errlen, "cannot tell this process's rank (no P2_RANK or OMPI_COMM_WORLD_RANK)");
+    return -1;
+}
+
+static int attach(rt_state *s, char *err, size_t errlen)
+{
+    p2_job *job = p2_job_attach(getenv("P2_JOB"), err, errlen);
+    if (!job)
+        return -1;
+    int rank = rank_from_env((int)job->nranks, err, errlen);
+    if (rank < 0) {
+        p2_job_detach(job);
+        return -1;
+    }
+    /* The simulator publishes the mapping and the costs before it is ready. */
+    uint32_t state;
+    while ((state = p2_ld_sc(&job->sim_state)) == P2_SIM_STARTING)
+        p2_futex_wait(&job->sim_state, P2_SIM_STARTING, P2_CHAN_LIVENESS_US);
+    if (state != P2_SIM_READY) {
+        snprintf(err, errlen, "the simulator ended before rank %d could attach", rank);
+        p2_job_detach(job);
+        return -1;
+    }
+    p2_job_rank *ch = &job->ranks[rank];
+    int32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&ch->pid, &expected, (int32_t)getpid(), 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST)) {
+        snprintf(err, errlen, "rank %d is already attached (pid %d)", rank, (int)expected);
+        p2_job_detach(job);
+        return -1;
+    }
+    unsigned node = job->rank_node[rank];
+    if (p2_arena_map(job->name, node, P2_ARENA_HOST, job->host_bytes, &s->host, err, errlen) != 0 ||
+        p2_arena_map(job->name, node, P2_ARENA_GPU, job->gpu_bytes, &s->gpu, err, errlen) != 0) {
+        p2_arena_unmap(&s->host);
+        p2_job_detach(job);
+        return -1;
+    }
+    p2_rt *r = &s->pub;
+    r->rank = rank;
+    r->size = (int)job->nranks;
+    r->node = node;
+    r->nnodes = job->nnodes;
+    r->host = (p2_rt_memory){s->host.base, s->host.size, p2_arena_bus_base(node, P2_ARENA_HOST)};
+    r->gpu = (p2_rt_memory){s->gpu.base, s->gpu.size, p2_arena_bus_base(node, P2_ARENA_GPU)};
+    r->ndevices = job->ndevices < P2_JOB_MAX_DEVICES ? job->ndevices : P2_JOB_MAX_DEVICES;
+    for (unsigned d = 0; d < r->ndevices; d++) {
+        job->device[d][P2_DEVICE_NAME_MAX - 1] = '\0';
+        r->device[d] = job->device[d];
+    }
+    r->lib_call_ps = job->lib_call_ps;
+    r->mmio_write_ps = job->cpu_mmio_write_ps;
+    r->bar_store_ps = job->pio_store_ps;
+    r->bar_store_bytes = job->pio_store_bytes ? job->pio_store_bytes : 1;
+    r->poll_detect_ps = job->poll_detect_ps;
+    s->job = job;
+    s->channel = ch;
+    s->clock_mode = (p2_clock_mode)job->clock_mode;
+    s->clock_ps = 0;
+    s->cpu_mark_ps = cpu_now_ps();
+    s->attached = 1;
+    p2_st_sc(&ch->clock_pub, s->clock_mode == P2_CLOCK_CPU ? -s->cpu_mark_ps : (int64_t)0);
+    p2_st_sc(&ch->state, (uint32_t)P2_RANK_ATTACHED);
+    p2_job_ring(job);
+    atexit(rt_at_exit);
+    return 0;
+}
+
+static void attach_once(void)
+{
+    const char *job = getenv("P2_JOB");
+    if (!job || !*job) {
+        snprintf(rt_error, sizeof rt_error, "not running under p2run (no P2_JOB in the environment)");
+        return;
+    }
+    if (attach(&rt, rt_error, sizeof rt_error) != 0)
+        fprintf(stderr, "p2: cannot attach to the p2run job: %s\n", rt_error);
+}
+
+p2_rt *p2_rt_get(void)
+{
+    pthread_once(&rt_once, attach_once);
+    return rt.attached ? &rt.pub : NULL;
+}
+
+/* Under p2run every rank attaches as it starts, before main: the simulator
+ * then knows every rank's clock from time 0, even of a rank that calls the
+ * library only late (or never). Failures are reported here and again by the
+ * first call that needs the runtime. */
+__attribute__((constructor)) static void rt_attach_early(void)
+{
+    const char *job = getenv("P2_JOB");
+    if (job && *job)
+        (void)p2_rt_get();
+}
