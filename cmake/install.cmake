@@ -40,7 +40,7 @@ set(CPACK_PACKAGE_NAME peach2sim)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "PEACH2/TCA cluster simulator and emulator, with the TCA communication library")
-set(CPACK_PACKAGE_DESCRIPTION
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "A cycle-level SystemC model of PEACH2 boards and their PCIe links serving the real TCA "
     "library (libp2tca) through an emulated device: p2run runs ordinary programs as the ranks "
     "of a virtual PEACH2 cluster (p2sim), moving their bytes at the simulated times.")
