@@ -35,8 +35,14 @@
 
 #include "channel.h"
 
-#ifndef P2_SOURCE_DIR
-#define P2_SOURCE_DIR "."
+/* Where the simulator and the default topology are looked for, relative to
+ * p2run's own directory once installed; the build defines them (and the build
+ * tree's locations, used only when p2run runs from its build directory). */
+#ifndef P2_INSTALL_TOPOLOGY_REL
+#define P2_INSTALL_TOPOLOGY_REL "../share/peach2sim/topologies"
+#endif
+#ifndef P2_INSTALL_LIBEXEC_REL
+#define P2_INSTALL_LIBEXEC_REL "../libexec/peach2sim"
 #endif
 
 extern char **environ;
@@ -87,8 +93,8 @@ static void usage(FILE *out)
             "             [--launcher mpirun] -- PROGRAM [ARGS...]\n"
             "Runs PROGRAM as N ranks of a virtual PEACH2 cluster simulated by p2sim.\n"
             "  -n N               ranks (1..%d), one per node of the topology\n"
-            "  --topology FILE    cluster topology (default: %s from $P2_TOPOLOGY_DIR\n"
-            "                     or the source tree's topologies/)\n"
+            "  --topology FILE    cluster topology (default: %s from $P2_TOPOLOGY_DIR,\n"
+            "                     else ../share/peach2sim/topologies beside p2run)\n"
             "  --map FILE         rank-to-node mapping (default: rank r on node r)\n"
             "  --routing POLICY   tie-break of equal-length paths (ring-first, s-first, balanced)\n"
             "  --params FILE      parameter file overriding the model's defaults\n"
@@ -257,16 +263,79 @@ static int program_runnable(const char *what, const char *name)
     return 0;
 }
 
-static void default_topology(char *out, size_t outlen)
+/* The directory p2run's executable lies in ("" if unknown), symbolic links
+ * resolved; and whether that is the build directory it was built in. */
+static const char *self_dir(void)
 {
-    const char *dir = getenv("P2_TOPOLOGY_DIR");
-    if (dir && *dir)
-        snprintf(out, outlen, "%s/%s", dir, P2RUN_DEFAULT_TOPOLOGY);
-    else
-        snprintf(out, outlen, "%s/topologies/%s", P2_SOURCE_DIR, P2RUN_DEFAULT_TOPOLOGY);
+    static char dir[PATH_MAX - 128]; /* room for the suffixes appended to it */
+    static int done;
+    if (!done) {
+        done = 1;
+        ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+        dir[n > 0 && (size_t)n < sizeof dir - 1 ? n : 0] = '\0';
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            dir[0] = '\0';
+    }
+    return dir;
 }
 
-/* The simulator: $P2_SIM, the one built with p2run, or p2sim in the build tree. */
+static int in_build_tree(void)
+{
+#ifdef P2_BUILD_DIR
+    char build[PATH_MAX];
+    return self_dir()[0] && realpath(P2_BUILD_DIR, build) && strcmp(build, self_dir()) == 0;
+#else
+    return 0;
+#endif
+}
+
+/* Appends `path` to the "looked in" list of an error message. */
+static void searched_add(char *list, size_t len, const char *path)
+{
+    size_t used = strlen(list);
+    snprintf(list + used, len - used, "%s%s", used ? ", " : "", path);
+}
+
+/* The default topology: in $P2_TOPOLOGY_DIR if set, else installed beside
+ * p2run (../share/peach2sim/topologies), else, from the build tree, the
+ * source tree's topologies/. Returns 0 (with a message naming every place
+ * looked in) if none is readable. */
+static int default_topology(char *out, size_t outlen)
+{
+    const char *dir = getenv("P2_TOPOLOGY_DIR");
+    if (dir && *dir) {
+        snprintf(out, outlen, "%s/%s", dir, P2RUN_DEFAULT_TOPOLOGY);
+        return file_readable("default topology ($P2_TOPOLOGY_DIR)", out);
+    }
+    char searched[3 * PATH_MAX] = "";
+    if (self_dir()[0]) {
+        snprintf(out, outlen, "%s/%s/%s", self_dir(), P2_INSTALL_TOPOLOGY_REL,
+                 P2RUN_DEFAULT_TOPOLOGY);
+        if (access(out, R_OK) == 0)
+            return 1;
+        searched_add(searched, sizeof searched, out);
+    }
+#ifdef P2_SOURCE_DIR
+    if (in_build_tree()) {
+        snprintf(out, outlen, "%s/topologies/%s", P2_SOURCE_DIR, P2RUN_DEFAULT_TOPOLOGY);
+        if (access(out, R_OK) == 0)
+            return 1;
+        searched_add(searched, sizeof searched, out);
+    }
+#endif
+    fprintf(stderr, "p2run: default topology %s not found (looked in: %s); pass --topology "
+                    "FILE or set P2_TOPOLOGY_DIR\n", P2RUN_DEFAULT_TOPOLOGY,
+            searched[0] ? searched : "nowhere: p2run cannot tell where it lies");
+    return 0;
+}
+
+/* The simulator: $P2_SIM if set, else p2sim next to p2run, else in
+ * ../libexec/peach2sim beside it, else, from the build tree, the one built
+ * with p2run. Returns 0 (with a message naming every place looked in) if none
+ * is executable. */
 static int find_simulator(char *out, size_t outlen)
 {
     const char *env = getenv("P2_SIM");
@@ -274,25 +343,26 @@ static int find_simulator(char *out, size_t outlen)
         snprintf(out, outlen, "%s", env);
         return program_runnable("simulator ($P2_SIM)", out);
     }
-#ifdef P2_SIM_PATH
-    if (access(P2_SIM_PATH, X_OK) == 0) {
-        snprintf(out, outlen, "%s", P2_SIM_PATH);
-        return 1;
-    }
-#endif
-    char self[PATH_MAX - 32]; /* room for the suffix below */
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash) {
-            *slash = '\0';
-            snprintf(out, outlen, "%s/../model/sim/p2sim", self);
+    char searched[3 * PATH_MAX] = "";
+    if (self_dir()[0]) {
+        const char *subdirs[] = {"", P2_INSTALL_LIBEXEC_REL "/"};
+        for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
+            snprintf(out, outlen, "%s/%sp2sim", self_dir(), subdirs[i]);
             if (access(out, X_OK) == 0)
                 return 1;
+            searched_add(searched, sizeof searched, out);
         }
     }
-    fprintf(stderr, "p2run: simulator p2sim not found (build it, or set P2_SIM to its path)\n");
+#ifdef P2_SIM_PATH
+    if (in_build_tree()) {
+        snprintf(out, outlen, "%s", P2_SIM_PATH);
+        if (access(out, X_OK) == 0)
+            return 1;
+        searched_add(searched, sizeof searched, out);
+    }
+#endif
+    fprintf(stderr, "p2run: simulator p2sim not found (looked in: %s); set P2_SIM to its path\n",
+            searched[0] ? searched : "nowhere: p2run cannot tell where it lies");
     return 0;
 }
 
@@ -573,11 +643,13 @@ static int run_job(job_run *jr)
 {
     options *o = &jr->opt;
     char topology[PATH_MAX], sim[PATH_MAX];
-    if (o->topology)
+    if (o->topology) {
         snprintf(topology, sizeof topology, "%s", o->topology);
-    else
-        default_topology(topology, sizeof topology);
-    if (!file_readable("--topology", topology) || (o->map && !file_readable("--map", o->map)) ||
+        if (!file_readable("--topology", topology))
+            return P2RUN_USAGE;
+    } else if (!default_topology(topology, sizeof topology))
+        return P2RUN_USAGE;
+    if ((o->map && !file_readable("--map", o->map)) ||
         (o->params && !file_readable("--params", o->params)))
         return P2RUN_USAGE;
     if (!program_runnable("program", o->program[0]))

@@ -15,14 +15,16 @@
 
 #include <stdint.h>
 
+/* P2_STATIC_ASSERT and the DMA error codes (p2_error): the part of this
+ * contract that programs see through tca-api.h. */
+#include "peach2_error.h"
+
 #ifdef __cplusplus
-#define P2_STATIC_ASSERT(c, m) static_assert(c, m)
 #include <cstddef>
 extern "C" {
 #else
 #include <assert.h>
 #include <stddef.h>
-#define P2_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -300,41 +302,6 @@ P2_STATIC_ASSERT(P2_REG_DMA(P2_DMA_CHANNELS, 0) <= P2_REG_DESC_BASE,
                  "channel registers end before the descriptor registers");
 P2_STATIC_ASSERT(P2_REG_ROUTE(P2_MAX_NODES) <= P2_REG_DMA_BASE,
                  "routing table ends before the channel registers");
-
-/* ------------------------------------------------------------------------ */
-/* Errors (P2_DMA_ERROR)                                                     */
-/* ------------------------------------------------------------------------ */
-typedef enum p2_error {
-    P2_OK = 0,
-    P2_ERR_SRC_UNMAPPED = 1,   /* source outside any mapped window */
-    P2_ERR_DST_UNMAPPED = 2,   /* destination outside any mapped window */
-    P2_ERR_SRC_REMOTE = 3,     /* source not in this node's host or GPU memory */
-    P2_ERR_BAD_DESC = 4,       /* zero length, zero blocks, unknown flag bits */
-    P2_ERR_BAD_NOTIFY = 5,     /* wait slot or tag out of range */
-    P2_ERR_REG_COUNT = 6,      /* register mode with REG_COUNT outside 1..16 */
-    P2_ERR_DESC_FETCH = 7,     /* descriptor read completed with an error */
-    P2_ERR_UNSUPPORTED = 8,    /* a read completed Unsupported Request */
-    P2_ERR_COMPLETER_ABORT = 9, /* a read completed Completer Abort */
-    P2_ERR_BUSY = 10           /* start written while the channel was busy */
-} p2_error;
-
-static inline const char *p2_error_name(p2_error e)
-{
-    switch (e) {
-    case P2_OK: return "ok";
-    case P2_ERR_SRC_UNMAPPED: return "source address outside any mapped window";
-    case P2_ERR_DST_UNMAPPED: return "destination address outside any mapped window";
-    case P2_ERR_SRC_REMOTE: return "source is not this node's host or GPU memory";
-    case P2_ERR_BAD_DESC: return "malformed descriptor";
-    case P2_ERR_BAD_NOTIFY: return "notification slot or tag out of range";
-    case P2_ERR_REG_COUNT: return "register-mode descriptor count out of range";
-    case P2_ERR_DESC_FETCH: return "descriptor fetch failed";
-    case P2_ERR_UNSUPPORTED: return "read completed with Unsupported Request";
-    case P2_ERR_COMPLETER_ABORT: return "read completed with Completer Abort";
-    case P2_ERR_BUSY: return "start while the channel was busy";
-    }
-    return "unknown PEACH2 error";
-}
 
 #ifdef __cplusplus
 }

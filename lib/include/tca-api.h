@@ -28,7 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "peach2_hw.h"
+#include "peach2_error.h" /* p2_error (tcaGetDMAError), P2_STATIC_ASSERT */
+#include "tca_version.h"  /* TCA_LIB_VERSION */
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,16 +68,16 @@ typedef enum tcaresult {
 const char *tcaGetErrorString(tcaresult result);
 
 /* ------------------------------------------------------------------------ */
-/* Limits: the hardware's (peach2_hw.h)                                       */
+/* Limits: the hardware's (the library checks them against peach2_hw.h)      */
 /* ------------------------------------------------------------------------ */
-#define TCA_DMA_CHANNELS P2_DMA_CHANNELS      /* DMAC channels */
-#define TCA_DMA_REG_DESCS P2_DESC_REG_SLOTS   /* transfers per chain in register mode */
-#define TCA_WAIT_SLOTS P2_NOTIFY_SLOTS        /* wait slots 0 .. TCA_WAIT_SLOTS-1 */
-#define TCA_WAIT_TAG_MAX P2_NOTIFY_TAG_MAX    /* wait tags 0 .. TCA_WAIT_TAG_MAX */
-#define TCA_DMA_MAX_LENGTH P2_DESC_MAX_LENGTH /* bytes per transfer (per block in 2D) */
-#define TCA_PIO_NODE_SPAN P2_PIO_NODE_SPAN    /* PIO reaches this much of each node */
-#define TCA_NOTIFY_RING_ENTRIES 4096          /* notification ring (tcaInit); a power of two */
-#define TCA_NOTIFY_BACKLOG_MAX 256            /* see tcaWaitDMARecvDesc */
+#define TCA_DMA_CHANNELS 4                /* DMAC channels */
+#define TCA_DMA_REG_DESCS 16              /* transfers per chain in register mode */
+#define TCA_WAIT_SLOTS 64                 /* wait slots 0 .. TCA_WAIT_SLOTS-1 */
+#define TCA_WAIT_TAG_MAX 0xffffu          /* wait tags 0 .. TCA_WAIT_TAG_MAX */
+#define TCA_DMA_MAX_LENGTH 0xffffffffu    /* bytes per transfer (per block in 2D) */
+#define TCA_PIO_NODE_SPAN (1ULL << 28)    /* PIO reaches this much of each node */
+#define TCA_NOTIFY_RING_ENTRIES 4096      /* notification ring (tcaInit); a power of two */
+#define TCA_NOTIFY_BACKLOG_MAX 256        /* see tcaWaitDMARecvDesc */
 
 /* ------------------------------------------------------------------------ */
 /* Memory and handles                                                        */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "tca-api.h"
+#include "peach2_hw.h"
 #include "tca_alloc.h"
 
 #ifdef __cplusplus
@@ -32,6 +33,15 @@ static inline p2_wait_result tca_reg_wait(p2_dev *dev, uint64_t reg, uint64_t ma
 {
     return dev->ops->wait_reg(dev, P2_BAR_REGS, reg, mask, value);
 }
+
+/* tca-api.h states the hardware's limits as numbers (it does not include the
+ * register map); they must be the register map's. */
+P2_STATIC_ASSERT(TCA_DMA_CHANNELS == P2_DMA_CHANNELS, "TCA_DMA_CHANNELS");
+P2_STATIC_ASSERT(TCA_DMA_REG_DESCS == P2_DESC_REG_SLOTS, "TCA_DMA_REG_DESCS");
+P2_STATIC_ASSERT(TCA_WAIT_SLOTS == P2_NOTIFY_SLOTS, "TCA_WAIT_SLOTS");
+P2_STATIC_ASSERT(TCA_WAIT_TAG_MAX == P2_NOTIFY_TAG_MAX, "TCA_WAIT_TAG_MAX");
+P2_STATIC_ASSERT(TCA_DMA_MAX_LENGTH == P2_DESC_MAX_LENGTH, "TCA_DMA_MAX_LENGTH");
+P2_STATIC_ASSERT(TCA_PIO_NODE_SPAN == P2_PIO_NODE_SPAN, "TCA_PIO_NODE_SPAN");
 
 #define TCA_MEMORY_KINDS 2 /* tcaMemoryCPU, tcaMemoryGPU */
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dev/dev.h"
+#include "peach2_hw.h"
 #include "p2.h"
 
 int main(int argc, char **argv)

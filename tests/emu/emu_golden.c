@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dev/dev.h"
+#include "peach2_hw.h"
 #include "p2.h"
 
 #define ROUNDS 3

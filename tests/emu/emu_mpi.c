@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include "dev/dev.h"
+#include "peach2_hw.h"
 #include "p2.h"
 
 #define WORD_OFFSET 0x2000

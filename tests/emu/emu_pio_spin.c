@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dev/dev.h"
+#include "peach2_hw.h"
 #include "p2.h"
 
 #define MSG_OFFSET 0x1000 /* in rank 1's (node 1's) registered host memory */

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "peach2_hw.h" /* not included by tca-api.h: the limits are checked here */
 #include "tca-api.h"
 
 namespace {
@@ -124,6 +125,8 @@ TEST(TcaApi, LimitsAreTheHardwares)
     EXPECT_EQ(TCA_DMA_REG_DESCS, P2_DESC_REG_SLOTS);
     EXPECT_EQ(TCA_WAIT_SLOTS, P2_NOTIFY_SLOTS);
     EXPECT_EQ((unsigned)TCA_WAIT_TAG_MAX, P2_NOTIFY_TAG_MAX);
+    EXPECT_EQ(TCA_DMA_MAX_LENGTH, P2_DESC_MAX_LENGTH);
+    EXPECT_EQ(TCA_PIO_NODE_SPAN, P2_PIO_NODE_SPAN);
 }
 
 TEST(TcaApi, FlagsAreDistinctBits)

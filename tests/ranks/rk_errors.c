@@ -18,6 +18,7 @@
  *    channel works again afterwards.
  */
 #include "dev/dev.h"
+#include "peach2_hw.h"
 #include "rk_common.h"
 #include "tca_internal.h"
 
