@@ -231,7 +231,7 @@ std::string params_markdown(const Params& current) {
   std::ostringstream out;
   out << "| name | value | range | unit | scope | meaning | source |\n|---|---|---|---|---|---|---|\n";
   for (const ParamInfo& p : param_table())
-    out << "| " << p.name << " | " << current.*(p.field) << " | " << range_text(p)
+    out << "| " << p.name << " | " << format_param_value(current.*(p.field)) << " | " << range_text(p)
         << (p.power_of_two ? ", power of two" : "") << " | " << p.unit << " | "
         << scope_name(p.scope) << " | " << p.meaning << " | " << p.source << " |\n";
   return out.str();

@@ -279,6 +279,19 @@ TEST(ParamChecks, CableCreditsHoldOneTlp) {
             "most the max payload");
 }
 
+TEST(ParamChecks, ShippedFilesPassTheChecks) {
+  const std::string src = P2_SOURCE_DIR;
+  for (const char* params_file : {"", "/tests/golden/model-golden.params"}) {
+    Params p;
+    const std::string pf = *params_file ? src + params_file : "";
+    if (!pf.empty()) load_params_file(p, pf);
+    for (const char* topo : {"hapacs-tca-2x8.topo", "tcamini-ring8.topo", "ring4-explicit.topo"}) {
+      SCOPED_TRACE(std::string(topo) + " " + pf);
+      EXPECT_NO_THROW(validate_config(p, pf, load_topology(src + "/topologies/" + topo, p)));
+    }
+  }
+}
+
 // ---- Bounded input files --------------------------------------------------------
 
 std::string read_error(const std::string& path) {
