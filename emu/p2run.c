@@ -13,7 +13,8 @@
  *                rank was killed; the signal is named);
  *   2            a bad flag or input file (named in the message);
  *   3            a deadlock (the simulator prints every rank's wait);
- *   124          --timeout expired (the simulator prints every rank's state);
+ *   124          --timeout expired, counted from the simulator's start (the
+ *                simulator prints every rank's state);
  *   127          the program cannot be run;
  *   128 + signal p2run itself was interrupted.
  * On every path the remaining processes are ended (SIGTERM, then SIGKILL after
@@ -102,7 +103,8 @@ static void usage(FILE *out)
             "                     measured CPU time (programs that poll memory)\n"
             "  --trace FILE       Chrome-trace / Perfetto JSON of every TLP\n"
             "  --stats FILE       per-link and per-chip statistics as JSON\n"
-            "  --timeout SECONDS  end the job (status 124) after this much wall time\n"
+            "  --timeout SECONDS  end the job (status 124) after this much wall time,\n"
+            "                     the simulator's start-up included\n"
             "  --launcher mpirun  start the ranks with Open MPI's mpirun\n",
             P2_JOB_MAX_RANKS, P2RUN_DEFAULT_TOPOLOGY);
 }
@@ -217,6 +219,10 @@ static int file_readable(const char *flag, const char *path)
     }
     if (S_ISDIR(st.st_mode)) {
         fprintf(stderr, "p2run: %s: '%s' is a directory, not a file\n", flag, path);
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a FIFO or a device would block or never end */
+        fprintf(stderr, "p2run: %s: %s: not a regular file\n", flag, path);
         return 0;
     }
     if (access(path, R_OK) != 0) {
@@ -679,6 +685,8 @@ static int run_job(job_run *jr)
     if (jr->sim.pid < 0)
         return 1;
     jr->sim.live = 1;
+    /* --timeout counts from here: a simulator that never gets ready is ended too. */
+    double deadline = o->timeout_s > 0 ? now_s() + o->timeout_s : 0;
     for (;;) {
         int sig = wait_signal(jr, 5);
         reap(jr, on_child_exit);
@@ -688,6 +696,11 @@ static int run_job(job_run *jr)
         }
         if (p2_ld_sc(&jr->job->sim_state) == P2_SIM_READY)
             break;
+        if (deadline > 0 && now_s() >= deadline && jr->sim.live) {
+            fprintf(stderr, "p2run: timeout: the simulator was not ready after %g s\n",
+                    o->timeout_s);
+            return P2RUN_TIMEOUT;
+        }
         if (!jr->sim.live) {
             if (!failed(jr->sim.status))
                 fprintf(stderr, "p2run: the simulator exited before it was ready\n");
@@ -719,7 +732,6 @@ static int run_job(job_run *jr)
         }
     }
 
-    double deadline = o->timeout_s > 0 ? now_s() + o->timeout_s : 0;
     double unwind_deadline = 0;
     int shutdown_sent = 0;
     for (;;) {

@@ -2,9 +2,14 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace p2 {
 
@@ -22,6 +27,19 @@ bool unit_is_integral(std::string_view unit) {
   return false;
 }
 
+bool named_power_of_two(std::string_view name) {
+  for (std::string_view n : {"max_payload_bytes", "max_read_request_bytes", "read_completion_boundary",
+                             "host_cpl_bytes"})
+    if (name == n) return true;
+  return false;
+}
+
+bool is_power_of_two(double v) {
+  if (!(v >= 1) || v != std::floor(v) || v > 9007199254740992.0) return false;
+  const uint64_t u = static_cast<uint64_t>(v);
+  return (u & (u - 1)) == 0;
+}
+
 constexpr ParamScope scope_of(ParamScope s) { return s; }
 
 std::vector<ParamInfo> build_table() {
@@ -30,8 +48,10 @@ std::vector<ParamInfo> build_table() {
 #define CHIP ParamScope::Chip
 #define HOST ParamScope::Host
 #define RANK ParamScope::Rank
-#define P2_PARAM(name, def, unit, scope, meaning, source) \
-  table.push_back({#name, def, unit, scope_of(scope), meaning, source, &Params::name, unit_is_integral(unit)});
+#define P2_PARAM(name, def, lo, hi, unit, scope, meaning, source)                                \
+  static_assert((lo) <= (def) && (def) <= (hi), #name ": default outside its range");          \
+  table.push_back({#name, def, lo, hi, unit, scope_of(scope), meaning, source, &Params::name, \
+                   unit_is_integral(unit), named_power_of_two(#name)});
 #include "core/params.def"
 #undef P2_PARAM
 #undef LINK
@@ -45,6 +65,10 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
+}
+
+std::string range_text(const ParamInfo& p) {
+  return "[" + format_param_value(p.min) + ", " + format_param_value(p.max) + "]";
 }
 
 const char* scope_name(ParamScope s) {
@@ -84,19 +108,22 @@ void set_param(Params& params, std::string_view name, std::string_view value,
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(text.c_str(), &end);
-  if (errno != 0 || end == text.c_str() || *end != '\0' || !std::isfinite(v))
+  if (end == text.c_str() || *end != '\0' || std::isnan(v))
     throw ConfigError(file, line, "bad number '" + text + "' for parameter '" + std::string(name) + "'");
-  if (v < 0)
-    throw ConfigError(file, line, "parameter '" + std::string(name) + "' must not be negative");
+  // Overflow (1e999) reads as infinity and fails the range check below.
+  if (!(v >= info->min && v <= info->max))
+    throw ConfigError(file, line, std::string(name) + " = " + text + ": must be in " + range_text(*info));
   if (info->integral && v != std::floor(v))
     throw ConfigError(file, line, "parameter '" + std::string(name) + "' takes a whole number of " +
                                       info->unit + ", not '" + text + "'");
+  if (info->power_of_two && !is_power_of_two(v))
+    throw ConfigError(file, line, std::string(name) + " = " + text + ": must be a power of two in " +
+                                      range_text(*info));
   params.*(info->field) = v;
 }
 
 void load_params_file(Params& params, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "cannot open parameter file");
+  std::istringstream in(read_config_file(path, "parameter file"));
   std::string raw;
   int line = 0;
   while (std::getline(in, raw)) {
@@ -112,11 +139,100 @@ void load_params_file(Params& params, const std::string& path) {
   }
 }
 
+std::string format_param_value(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
+void check_params(const Params& p, const std::string& file) {
+  const std::string where = file.empty() ? "parameters (defaults)" : file;
+  auto fail = [&](const std::string& reason) { throw ConfigError(where, 0, reason); };
+  for (const ParamInfo& info : param_table()) {
+    const double v = p.*(info.field);
+    const std::string shown = std::string(info.name) + " = " + format_param_value(v);
+    if (!(v >= info.min && v <= info.max)) fail(shown + ": must be in " + range_text(info));
+    if (info.integral && v != std::floor(v)) fail(shown + ": must be a whole number of " + info.unit);
+    if (info.power_of_two && !is_power_of_two(v))
+      fail(shown + ": must be a power of two in " + range_text(info));
+  }
+  auto v = [](double x) { return format_param_value(x); };
+  // Completions are split at the RCB and are at most host_cpl_bytes, which
+  // must itself fit the max payload (PCIe base spec 2.0, 2.3.1.1).
+  if (p.read_completion_boundary > p.host_cpl_bytes)
+    fail("read_completion_boundary = " + v(p.read_completion_boundary) +
+         " exceeds host_cpl_bytes = " + v(p.host_cpl_bytes) +
+         ": completions are whole multiples of the RCB");
+  if (p.host_cpl_bytes > p.max_payload_bytes)
+    fail("host_cpl_bytes = " + v(p.host_cpl_bytes) + " exceeds max_payload_bytes = " +
+         v(p.max_payload_bytes) + ": a completion is a TLP and carries at most the max payload");
+  // Each CPU store into the PIO window becomes one write TLP.
+  if (p.pio_store_bytes > p.max_payload_bytes)
+    fail("pio_store_bytes = " + v(p.pio_store_bytes) + " exceeds max_payload_bytes = " +
+         v(p.max_payload_bytes) + ": each PIO store is one write TLP");
+  check_link_credits(p, where, 0, "");
+}
+
+void check_link_credits(const Params& p, const std::string& file, int line, const std::string& what) {
+  // A TLP needing more data credits than the receiver advertises could never
+  // be sent (0 = infinite).
+  for (auto [credits, name] : {std::pair{p.rx_posted_data_credits, "rx_posted_data_credits"},
+                               std::pair{p.rx_cpl_data_credits, "rx_cpl_data_credits"}}) {
+    if (credits != 0 && credits * 16 < p.max_payload_bytes)
+      throw ConfigError(file, line,
+                        what + std::string(name) + " = " + format_param_value(credits) +
+                            " cannot hold one max_payload_bytes = " +
+                            format_param_value(p.max_payload_bytes) +
+                            " TLP (16 bytes per credit; 0 = infinite)");
+  }
+}
+
+std::string read_config_file(const std::string& path, const char* what) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) throw ConfigError(path, 0, std::string("cannot open ") + what + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw ConfigError(path, 0, "not a regular file");
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw ConfigError(path, 0, std::string("cannot read ") + what + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxConfigFileBytes) {
+      ::close(fd);
+      throw ConfigError(path, 0, std::string(what) + " larger than " +
+                                     std::to_string(kMaxConfigFileBytes) + " bytes");
+    }
+  }
+  ::close(fd);
+  int line = 1;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != '\n') continue;
+    if (i - start > kMaxConfigLineBytes)
+      throw ConfigError(path, line, "line longer than " + std::to_string(kMaxConfigLineBytes) + " characters");
+    ++line;
+    start = i + 1;
+  }
+  return text;
+}
+
 std::string params_markdown(const Params& current) {
   std::ostringstream out;
-  out << "| name | value | unit | scope | meaning | source |\n|---|---|---|---|---|---|\n";
+  out << "| name | value | range | unit | scope | meaning | source |\n|---|---|---|---|---|---|---|\n";
   for (const ParamInfo& p : param_table())
-    out << "| " << p.name << " | " << current.*(p.field) << " | " << p.unit << " | "
+    out << "| " << p.name << " | " << format_param_value(current.*(p.field)) << " | " << range_text(p)
+        << (p.power_of_two ? ", power of two" : "") << " | " << p.unit << " | "
         << scope_name(p.scope) << " | " << p.meaning << " | " << p.source << " |\n";
   return out.str();
 }

@@ -42,6 +42,10 @@ namespace {
 
 constexpr int kConfigStatus = 2;
 
+// A rank's PIO stores travel in channel requests; one store must fit one.
+static_assert(p2::kMaxPioStoreBytes <= P2_CHAN_DATA_BYTES,
+              "params.def: pio_store_bytes may exceed what one channel request carries");
+
 volatile std::sig_atomic_t g_stop = 0;
 volatile std::sig_atomic_t g_dump = 0;
 void on_stop(int sig) { g_stop = sig; }
@@ -146,6 +150,7 @@ int sc_main(int argc, char** argv) {
   if (opt.list_params) {
     try {
       if (!opt.params.empty()) p2::load_params_file(params, opt.params);
+      p2::check_params(params, opt.params);
     } catch (const p2::ConfigError& e) {
       std::cerr << e.what() << "\n";
       return kConfigStatus;
@@ -178,6 +183,7 @@ int sc_main(int argc, char** argv) {
   try {
     if (!opt.params.empty()) p2::load_params_file(params, opt.params);
     p2::Topology topo = p2::load_topology(opt.topology, params);
+    p2::validate_config(params, opt.params, topo);
     p2::RoutingPolicy policy = p2::parse_routing_policy(opt.routing);
     if (!opt.map.empty()) {
       rank_node = p2::load_mapping(opt.map, nranks, topo.nodes);

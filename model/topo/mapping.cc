@@ -1,7 +1,6 @@
 // mapping.cc - which node each rank runs on. Routing is fixed, so where ranks
 // sit decides which of their messages share links; mapping files let a user
 // choose that (topologies/README.md, "Mapping files").
-#include <fstream>
 #include <optional>
 #include <sstream>
 
@@ -12,8 +11,7 @@ namespace p2 {
 
 
 std::vector<unsigned> load_mapping(const std::string& path, unsigned nranks, unsigned nnodes) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "cannot open mapping file");
+  std::istringstream in(read_config_file(path, "mapping file"));
   if (nranks > nnodes)
     throw ConfigError(path, 0, std::to_string(nranks) + " ranks do not fit on " + std::to_string(nnodes) +
                                    " nodes (one rank per node)");

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <queue>
 #include <sstream>
@@ -175,6 +174,7 @@ class Builder {
     if (!l) fail(line, "'set' on port " + port_ref_name(p) + ", which is not cabled");
     check_overrides(ov, line);
     for (const auto& [name, value] : ov) put_override(l->overrides, name, value);
+    l->set_line = line;
   }
 
   Topology finish() {
@@ -434,11 +434,27 @@ Topology parse_topology(const std::string& text, const std::string& file, const 
 }
 
 Topology load_topology(const std::string& path, const Params& base) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "cannot open topology file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_topology(text.str(), path, base);
+  return parse_topology(read_config_file(path, "topology file"), path, base);
+}
+
+void validate_config(const Params& params, const std::string& params_file, const Topology& topo) {
+  check_params(params, params_file);
+  const std::string topo_file = topo.file.empty() ? "topology '" + topo.name + "'" : topo.file;
+  const std::string global_from = params_file.empty() ? "the default" : "from " + params_file;
+  for (const TopoLink& l : topo.links) {
+    const Params lp = topo.link_params(l, params);
+    const std::string what = "cable " + port_ref_name(l.a) + " - " + port_ref_name(l.b) + ": ";
+    const int line = l.set_line ? l.set_line : l.line;  // the last line that set its parameters
+    check_link_credits(lp, topo_file, line, what);
+    // The DMAC splits its writes, and the CPU its PIO stores, by the
+    // cluster-wide max payload; those TLPs cross every cable unchanged.
+    if (lp.max_payload_bytes < params.max_payload_bytes)
+      throw ConfigError(topo_file, line,
+                        what + "max_payload_bytes = " + format_param_value(lp.max_payload_bytes) +
+                            " is below the cluster-wide max_payload_bytes = " +
+                            format_param_value(params.max_payload_bytes) + " (" + global_from +
+                            "), by which the DMAC sizes the writes that cross every cable");
+  }
 }
 
 }  // namespace p2

@@ -26,6 +26,7 @@ struct TopoLink {
   PortRef a, b;
   std::vector<std::pair<std::string, std::string>> overrides;  // LINK-scope name=value
   int line = 0;  // where the file declared it (0: generated)
+  int set_line = 0;  // the last `set` line that changed its overrides (0: none)
 };
 
 // A `device KIND` line: every node has one device of this kind, joined to the
@@ -66,6 +67,13 @@ Topology make_ring(unsigned nodes, double cable_m = 1.0);
 Topology load_topology(const std::string& path, const Params& base);
 // The same from text (the file name is used in messages).
 Topology parse_topology(const std::string& text, const std::string& file, const Params& base);
+
+// The checks between parameters, once the parameter file (`params_file`, ""
+// for none) and the topology are loaded: check_params on `params`, and for
+// every cable its parameters with the overrides applied: data credits hold
+// one TLP, and max_payload_bytes not below the cluster-wide value the DMAC
+// splits by. Throws ConfigError naming the file, line and parameters.
+void validate_config(const Params& params, const std::string& params_file, const Topology& topo);
 
 // Tie-break policies for equal-length paths; see topologies/README.md.
 enum class RoutingPolicy { RingFirst, SFirst, Balanced };

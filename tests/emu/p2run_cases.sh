@@ -27,6 +27,14 @@ expect_err() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks: $1"; }
 expect_out() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks: $1"; }
 expect_faster() { (( $(echo "$SECS < $1" | bc) )) || fail "took ${SECS}s, expected under $1 s"; }
 
+# No /dev/shm/p2-$PID-* left: the cheap half of expect_clean, for loops of
+# runs that end before any rank starts.
+expect_no_shm() {
+    local left
+    left=$(ls /dev/shm 2>/dev/null | grep "^p2-$PID-")
+    [ -z "$left" ] || fail "shared memory left behind: $left"
+}
+
 # Nothing of job $PID may survive it: no /dev/shm/p2-$PID-* and no process
 # carrying its P2_JOB in the environment.
 expect_clean() {
@@ -115,6 +123,77 @@ bad_files)
     expect_clean
     run -n 17 -- "$BIN/emu_hello"; expect_rc 2
     expect_err "17 ranks"
+    expect_clean ;;
+bad_params)
+    # Values outside a parameter's range (params.def) used to crash (SIGFPE),
+    # eat memory, hang a rank or silently change the model; conflicts between
+    # parameters used to fail mid-run. Each now ends the job with status 2 and
+    # the simulator's "FILE:LINE: NAME = VALUE: must be in [a, b]".
+    while IFS='|' read -r text message; do
+        printf '%b' "$text" >"$TMP/bad.params"
+        run -n 2 --timeout 20 --params "$TMP/bad.params" -- "$BIN/emu_hello"
+        expect_rc 2
+        expect_err "$TMP/bad.params$message"
+        expect_faster 10
+        expect_no_shm
+    done <<'CASES'
+chip_mhz = 0\n|:1: chip_mhz = 0: must be in [1, 1000]
+# comment\ndatapath_bytes = 0\n|:2: datapath_bytes = 0: must be in [1, 512]
+pio_store_bytes = 449\n|:1: pio_store_bytes = 449: must be in [1, 448]
+tlp_framing_bytes = 1e9\n|:1: tlp_framing_bytes = 1e9: must be in [0, 64]
+link_latency_ns = 1e18\n|:1: link_latency_ns = 1e18: must be in [0, 1000000]
+host_memory_bytes = 34359738368\n|:1: host_memory_bytes = 34359738368: must be in [1048576, 17179869184]
+max_payload_bytes = 0\n|:1: max_payload_bytes = 0: must be in [128, 4096]
+read_completion_boundary = 128\nhost_cpl_bytes = 64\n|: read_completion_boundary = 128 exceeds host_cpl_bytes = 64
+CASES
+    # A per-link override: the topology file and line are named.
+    printf 'ring 4\nset 1.E pcie_lanes=4294967296\n' >"$TMP/bad.topo"
+    run -n 2 --timeout 20 --topology "$TMP/bad.topo" -- "$BIN/emu_hello"
+    expect_rc 2
+    expect_err "$TMP/bad.topo:2: pcie_lanes = 4294967296: must be in [1, 32]"
+    expect_no_shm
+    printf 'ring 4\nset 1.E max_payload_bytes=128\n' >"$TMP/bad.topo"
+    run -n 2 --timeout 20 --topology "$TMP/bad.topo" -- "$BIN/emu_hello"
+    expect_rc 2
+    expect_err "$TMP/bad.topo:2: cable 2.W - 1.E: max_payload_bytes = 128 is below the cluster-wide"
+    expect_clean ;;
+special_files)
+    # A FIFO or a device as an input file used to hang or read without end.
+    mkfifo "$TMP/fifo"
+    for flag in --topology --params --map; do
+        for file in "$TMP/fifo" /dev/zero; do
+            run -n 2 --timeout 20 $flag "$file" -- "$BIN/emu_hello"
+            expect_rc 2
+            expect_err "$flag: $file: not a regular file"
+            expect_faster 5
+            expect_no_shm
+        done
+    done
+    expect_clean
+    # The simulator bounds what it reads too (p2run checks before it starts).
+    SIM=$(dirname "$P2RUN")/../model/sim/p2sim
+    for file in "$TMP/fifo" /dev/urandom; do
+        timeout 10 "$SIM" --list-params --params "$file" >"$TMP/out" 2>"$TMP/err"
+        RC=$?
+        expect_rc 2
+        expect_err "$file: not a regular file"
+    done
+    head -c 2000000 /dev/zero | tr '\0' '#' >"$TMP/big.params"
+    timeout 10 "$SIM" --list-params --params "$TMP/big.params" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    expect_rc 2
+    expect_err "$TMP/big.params: parameter file larger than 1048576 bytes" ;;
+startup_timeout)
+    # A simulator that never becomes ready (stuck reading its input, say) is
+    # ended when --timeout passes, with a message and status 124.
+    printf '#!/bin/sh\nexec sleep 600\n' >"$TMP/stuck-sim"
+    chmod +x "$TMP/stuck-sim"
+    export P2_SIM="$TMP/stuck-sim"
+    run -n 2 --timeout 1 -- "$BIN/emu_hello"
+    unset P2_SIM
+    expect_rc 124
+    expect_faster 6
+    expect_err "p2run: timeout: the simulator was not ready after 1 s"
     expect_clean ;;
 pio_spin_cpu)
     run -n 2 --clock cpu --timeout 60 -- "$BIN/emu_pio_spin"

@@ -52,9 +52,9 @@ TEST(Params, UnknownKeyNamesFileAndLine) {
 
 TEST(Params, BadNumberNamesFileAndLine) {
   EXPECT_EQ(error_of("link_latency_ns = 12x\n"), ":1: bad number '12x' for parameter 'link_latency_ns'");
-  EXPECT_EQ(error_of("link_latency_ns = -3\n"), ":1: parameter 'link_latency_ns' must not be negative");
-  EXPECT_EQ(error_of("max_payload_bytes = 100.5\n"),
-            ":1: parameter 'max_payload_bytes' takes a whole number of bytes, not '100.5'");
+  EXPECT_EQ(error_of("link_latency_ns = -3\n"), ":1: link_latency_ns = -3: must be in [0, 1000000]");
+  EXPECT_EQ(error_of("max_payload_bytes = 1000.5\n"),
+            ":1: parameter 'max_payload_bytes' takes a whole number of bytes, not '1000.5'");
   EXPECT_EQ(error_of("max_payload_bytes\n"), ":1: expected 'name = value', got 'max_payload_bytes'");
 }
 

@@ -70,7 +70,7 @@ TEST(Mapping, Errors) {
     load_mapping("/nonexistent/x.map", 1, 1);
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/x.map: cannot open mapping file");
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/x.map: cannot open mapping file: No such file or directory");
   }
 }
 

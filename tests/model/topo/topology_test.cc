@@ -356,7 +356,7 @@ TEST(TopologyFile, LoadNamesTheFileInErrors) {
     load_topology("/nonexistent/x.topo", Params());
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/x.topo: cannot open topology file");
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/x.topo: cannot open topology file: No such file or directory");
   }
 }
 
