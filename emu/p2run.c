@@ -65,6 +65,8 @@ typedef struct child {
     pid_t pid;
     int live;
     int status; /* waitpid status once reaped */
+    int verdict; /* the simulator's verdict when the child was reaped, read
+                  * before the simulator could learn of its death */
 } child;
 
 typedef struct job_run {
@@ -387,6 +389,7 @@ static int reap(job_run *jr, void (*on_exit)(job_run *, child *, int rank))
             continue; /* not ours (cannot happen: we start every child) */
         c->live = 0;
         c->status = st;
+        c->verdict = p2_ld_sc(&jr->job->sim_verdict);
         n++;
         if (rank >= 0 && !jr->mpirun) {
             /* The simulator stops counting on this rank once its ring is drained. */
@@ -527,7 +530,6 @@ static void on_child_exit(job_run *jr, child *c, int rank)
 {
     if (g_status >= 0)
         return;
-    int verdict = p2_ld_sc(&jr->job->sim_verdict);
     if (c == &jr->sim) {
         if (failed(c->status) && WIFSIGNALED(c->status))
             describe_exit("simulator", c->pid, c->status);
@@ -537,8 +539,15 @@ static void on_child_exit(job_run *jr, child *c, int rank)
         return;
     /* A rank that failed because the simulator gave up (a deadlock) does not
      * hide the simulator's verdict; one that left on its own (it said goodbye
-     * on its channel) is the cause, and its status is the job's. */
-    if (verdict != 0 && !jr->mpirun &&
+     * on its channel), died before the simulator had a verdict, or was killed
+     * by a signal p2run does not send is the cause, and its status is the
+     * job's. The verdict is the one read when the rank was reaped, before the
+     * simulator was told: a deadlock the rank's death led to is no verdict on
+     * the rank (the simulator stores its verdict before it ends, and a rank
+     * ends on the simulator's end only after that). */
+    int own_signal = WIFSIGNALED(c->status) && WTERMSIG(c->status) != SIGTERM &&
+                     WTERMSIG(c->status) != SIGKILL;
+    if (c->verdict != 0 && !jr->mpirun && !own_signal &&
         p2_ld_sc(&jr->job->ranks[rank].state) != P2_RANK_EXITING)
         return;
     char who[64];

@@ -73,6 +73,21 @@ crash_segv)
     expect_rc 139
     expect_err "signal 11"
     expect_clean ;;
+crash_rank0)
+    # Rank 0 dies while rank 1 waits for a notification: the simulator then
+    # finds a deadlock, but the rank's signal is the cause and must win. The
+    # two race (p2run reaps the rank, the simulator learns of it and decides),
+    # so run it several times.
+    for i in 1 2 3 4; do
+        for mode in segv abort; do
+            run -n 2 --timeout 30 -- "$BIN/emu_crash" $mode 0
+            if [ $mode = segv ]; then expect_rc 139; expect_err "signal 11"
+            else expect_rc 134; expect_err "signal 6"; fi
+            expect_err "rank 0 (pid"
+            expect_faster 5
+        done
+    done
+    expect_clean ;;
 crash_exit7)
     run -n 2 --timeout 30 -- "$BIN/emu_crash" exit7
     expect_rc 7
