@@ -222,6 +222,49 @@ static int file_readable(const char *flag, const char *path)
     return 1;
 }
 
+/* An output file the simulator will write: an existing file must be writable,
+ * else its directory must be. Checked without creating or truncating it, so
+ * that a bad path ends the job before the simulator or any rank starts. */
+static int file_writable(const char *flag, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "p2run: %s: cannot write '%s': it is a directory\n", flag, path);
+            return 0;
+        }
+        if (access(path, W_OK) != 0) {
+            fprintf(stderr, "p2run: %s: cannot write '%s': %s\n", flag, path, strerror(errno));
+            return 0;
+        }
+        return 1;
+    }
+    if (errno != ENOENT) {
+        fprintf(stderr, "p2run: %s: cannot write '%s': %s\n", flag, path, strerror(errno));
+        return 0;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    errno = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "p2run: %s: cannot write '%s': directory '%s' %s\n", flag, path, dir,
+                errno == ENOENT ? "does not exist" : errno ? strerror(errno) : "is not a directory");
+        return 0;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "p2run: %s: cannot write '%s': %s\n", flag, path, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
 /* Finds an executable the way execvp would. Returns 1 and the path in `out`. */
 static int find_program(const char *name, char *out, size_t outlen)
 {
@@ -559,6 +602,19 @@ static void on_child_exit(job_run *jr, child *c, int rank)
     g_status = exit_code(c->status);
 }
 
+/* The simulator's status when it failed: says why when the simulator itself
+ * gives no verdict of its own (it exits 128 + n when a signal stopped it). */
+static int sim_failure(const job_run *jr)
+{
+    int st = jr->sim.status;
+    if (WIFEXITED(st) && WEXITSTATUS(st) > 128) {
+        int sig = WEXITSTATUS(st) - 128;
+        fprintf(stderr, "p2run: the simulator (pid %d) was terminated by signal %d (%s); "
+                        "ending the job\n", (int)jr->sim.pid, sig, strsignal(sig));
+    }
+    return exit_code(st);
+}
+
 static int ranks_live(const job_run *jr)
 {
     for (int i = 0; i < jr->nchildren; i++)
@@ -587,7 +643,9 @@ static int run_job(job_run *jr)
     else
         default_topology(topology, sizeof topology);
     if (!file_readable("--topology", topology) || (o->map && !file_readable("--map", o->map)) ||
-        (o->params && !file_readable("--params", o->params)))
+        (o->params && !file_readable("--params", o->params)) ||
+        (o->trace && !file_writable("--trace", o->trace)) ||
+        (o->stats && !file_writable("--stats", o->stats)))
         return P2RUN_USAGE;
     if (!program_runnable("program", o->program[0]))
         return P2RUN_NOEXEC;
@@ -628,7 +686,7 @@ static int run_job(job_run *jr)
         if (!jr->sim.live) {
             if (!failed(jr->sim.status))
                 fprintf(stderr, "p2run: the simulator exited before it was ready\n");
-            return failed(jr->sim.status) ? exit_code(jr->sim.status) : 1;
+            return failed(jr->sim.status) ? sim_failure(jr) : 1;
         }
     }
 
@@ -693,7 +751,7 @@ static int run_job(job_run *jr)
             if (leaving_ranks(jr) && unwind_deadline == 0)
                 unwind_deadline = now_s() + P2RUN_GRACE_MS / 1000.0;
             if (!leaving_ranks(jr) || now_s() > unwind_deadline)
-                return exit_code(jr->sim.status);
+                return sim_failure(jr);
             continue;
         }
         if (!ranks_live(jr)) {
@@ -704,7 +762,7 @@ static int run_job(job_run *jr)
                 shutdown_sent = 1;
             }
             if (!jr->sim.live)
-                return failed(jr->sim.status) ? exit_code(jr->sim.status) : 0;
+                return failed(jr->sim.status) ? sim_failure(jr) : 0;
         } else if (!jr->sim.live) {
             /* The simulator finished (every rank sent its exit) and the ranks
              * are still unwinding: wait for them, but not forever. */

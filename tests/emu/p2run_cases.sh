@@ -156,6 +156,38 @@ sigint)
     expect_rc 130
     expect_err "interrupted"
     expect_clean ;;
+sim_sigterm)
+    # Someone else stops the simulator: the job must say so and fail.
+    "$P2RUN" -n 2 -- "$BIN/emu_pio_spin" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    SIM=
+    for i in $(seq 1 50); do
+        SIM=$(pgrep -P $PID -x p2sim) && break
+        sleep 0.1
+    done
+    [ -n "$SIM" ] || fail "no simulator under p2run $PID"
+    sleep 0.5
+    kill -TERM $SIM
+    wait $PID
+    RC=$?
+    expect_rc 143
+    expect_err "p2sim: terminated by signal 15 (SIGTERM"
+    expect_err "at simulated time"
+    expect_err "p2run: the simulator (pid $SIM) was terminated by signal 15"
+    expect_clean ;;
+bad_outputs)
+    # An output file that cannot be written ends the job before anything runs.
+    for flag in --trace --stats; do
+        run -n 2 $flag /nonexistent/dir/x.json -- "$BIN/emu_hello"
+        expect_rc 2
+        expect_err "p2run: $flag: cannot write '/nonexistent/dir/x.json'"
+        [ -s "$TMP/out" ] && fail "ranks ran despite the bad $flag file"
+        run -n 2 $flag "$TMP" -- "$BIN/emu_hello"
+        expect_rc 2
+        expect_err "p2run: $flag: cannot write '$TMP': it is a directory"
+        [ -s "$TMP/out" ] && fail "ranks ran despite the bad $flag file"
+    done
+    expect_clean ;;
 golden)
     for i in 1 2 3; do
         run -n 8 --timeout 60 -- "$BIN/emu_golden"
