@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "core/clock.h"
+#include "sim/credit_cycle.h"
 
 namespace p2 {
 
@@ -436,6 +437,13 @@ void Frontend::finish() {
 }
 
 int Frontend::deadlock() {
+  // Nothing scheduled: either nothing is in flight, or TLPs are stuck
+  // waiting for credits that can never come back.
+  if (std::string cycle = describe_credit_cycle(cluster_); !cycle.empty()) {
+    std::cerr << "p2sim: deadlock at simulated time " << us(now_ps()) << ": " << cycle << "\n";
+    print_ranks(std::cerr);
+    return kDeadlockStatus;
+  }
   std::cerr << "p2sim: deadlock at simulated time " << us(now_ps())
             << ": every rank waits and nothing is in flight";
   for (const Rank& r : ranks_)

@@ -188,6 +188,21 @@ bad_outputs)
         [ -s "$TMP/out" ] && fail "ranks ran despite the bad $flag file"
     done
     expect_clean ;;
+ring_credit_deadlock)
+    # 21 ranks on a ring of 21, each streaming to the rank 10 hops east: every
+    # E cable carries 10 flows, the boards' input buffers fill with TLPs that
+    # must go on east, and the ring stops (a real credit deadlock: PEACH2 has
+    # no virtual channels). The report must name the cycle, not claim that
+    # nothing is in flight.
+    STREAM=$BIN/../../workloads/stream
+    [ -x "$STREAM" ] || { echo "SKIP: no stream workload"; exit 0; }
+    printf 'ring 21\n' >"$TMP/ring21.topo"
+    run -n 21 --topology "$TMP/ring21.topo" --timeout 60 -- "$STREAM" -s 1M --partner half
+    expect_rc 3
+    expect_err "credit deadlock: node 0 E -> node 1 W, node 1 E -> node 2 W,"
+    expect_err "node 20 E -> node 0 W hold 504 TLPs waiting for posted credits"
+    grep -qF "nothing is in flight" "$TMP/err" && fail "claims nothing is in flight"
+    expect_clean ;;
 golden)
     for i in 1 2 3; do
         run -n 8 --timeout 60 -- "$BIN/emu_golden"
