@@ -230,7 +230,7 @@ void Frontend::execute(Rank& r, Request& q) {
       host.mmio_write(reg_addr(r, q.a), q.b);
       return;
     case P2_CHAN_PIO:
-      if (q.data.empty() || q.a + q.data.size() > P2_PIO_SIZE) {
+      if (q.data.empty() || q.a > P2_PIO_SIZE || q.data.size() > P2_PIO_SIZE - q.a) {
         warn(r, "PIO store outside the PIO window (offset " + hex(q.a) + "); dropped");
         return;
       }
