@@ -72,6 +72,8 @@ typedef struct child {
     pid_t pid;
     int live;
     int status; /* waitpid status once reaped */
+    int verdict; /* the simulator's verdict when the child was reaped, read
+                  * before the simulator could learn of its death */
 } child;
 
 typedef struct job_run {
@@ -227,6 +229,49 @@ static int file_readable(const char *flag, const char *path)
     }
     if (access(path, R_OK) != 0) {
         fprintf(stderr, "p2run: %s: cannot read '%s': %s\n", flag, path, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
+/* An output file the simulator will write: an existing file must be writable,
+ * else its directory must be. Checked without creating or truncating it, so
+ * that a bad path ends the job before the simulator or any rank starts. */
+static int file_writable(const char *flag, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "p2run: %s: cannot write '%s': it is a directory\n", flag, path);
+            return 0;
+        }
+        if (access(path, W_OK) != 0) {
+            fprintf(stderr, "p2run: %s: cannot write '%s': %s\n", flag, path, strerror(errno));
+            return 0;
+        }
+        return 1;
+    }
+    if (errno != ENOENT) {
+        fprintf(stderr, "p2run: %s: cannot write '%s': %s\n", flag, path, strerror(errno));
+        return 0;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    errno = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "p2run: %s: cannot write '%s': directory '%s' %s\n", flag, path, dir,
+                errno == ENOENT ? "does not exist" : errno ? strerror(errno) : "is not a directory");
+        return 0;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "p2run: %s: cannot write '%s': %s\n", flag, path, strerror(errno));
         return 0;
     }
     return 1;
@@ -463,6 +508,7 @@ static int reap(job_run *jr, void (*on_exit)(job_run *, child *, int rank))
             continue; /* not ours (cannot happen: we start every child) */
         c->live = 0;
         c->status = st;
+        c->verdict = p2_ld_sc(&jr->job->sim_verdict);
         n++;
         if (rank >= 0 && !jr->mpirun) {
             /* The simulator stops counting on this rank once its ring is drained. */
@@ -603,7 +649,6 @@ static void on_child_exit(job_run *jr, child *c, int rank)
 {
     if (g_status >= 0)
         return;
-    int verdict = p2_ld_sc(&jr->job->sim_verdict);
     if (c == &jr->sim) {
         if (failed(c->status) && WIFSIGNALED(c->status))
             describe_exit("simulator", c->pid, c->status);
@@ -613,8 +658,15 @@ static void on_child_exit(job_run *jr, child *c, int rank)
         return;
     /* A rank that failed because the simulator gave up (a deadlock) does not
      * hide the simulator's verdict; one that left on its own (it said goodbye
-     * on its channel) is the cause, and its status is the job's. */
-    if (verdict != 0 && !jr->mpirun &&
+     * on its channel), died before the simulator had a verdict, or was killed
+     * by a signal p2run does not send is the cause, and its status is the
+     * job's. The verdict is the one read when the rank was reaped, before the
+     * simulator was told: a deadlock the rank's death led to is no verdict on
+     * the rank (the simulator stores its verdict before it ends, and a rank
+     * ends on the simulator's end only after that). */
+    int own_signal = WIFSIGNALED(c->status) && WTERMSIG(c->status) != SIGTERM &&
+                     WTERMSIG(c->status) != SIGKILL;
+    if (c->verdict != 0 && !jr->mpirun && !own_signal &&
         p2_ld_sc(&jr->job->ranks[rank].state) != P2_RANK_EXITING)
         return;
     char who[64];
@@ -624,6 +676,19 @@ static void on_child_exit(job_run *jr, child *c, int rank)
         snprintf(who, sizeof who, "rank %d", rank);
     describe_exit(who, c->pid, c->status);
     g_status = exit_code(c->status);
+}
+
+/* The simulator's status when it failed: says why when the simulator itself
+ * gives no verdict of its own (it exits 128 + n when a signal stopped it). */
+static int sim_failure(const job_run *jr)
+{
+    int st = jr->sim.status;
+    if (WIFEXITED(st) && WEXITSTATUS(st) > 128) {
+        int sig = WEXITSTATUS(st) - 128;
+        fprintf(stderr, "p2run: the simulator (pid %d) was terminated by signal %d (%s); "
+                        "ending the job\n", (int)jr->sim.pid, sig, strsignal(sig));
+    }
+    return exit_code(st);
 }
 
 static int ranks_live(const job_run *jr)
@@ -656,7 +721,9 @@ static int run_job(job_run *jr)
     } else if (!default_topology(topology, sizeof topology))
         return P2RUN_USAGE;
     if ((o->map && !file_readable("--map", o->map)) ||
-        (o->params && !file_readable("--params", o->params)))
+        (o->params && !file_readable("--params", o->params)) ||
+        (o->trace && !file_writable("--trace", o->trace)) ||
+        (o->stats && !file_writable("--stats", o->stats)))
         return P2RUN_USAGE;
     if (!program_runnable("program", o->program[0]))
         return P2RUN_NOEXEC;
@@ -704,7 +771,7 @@ static int run_job(job_run *jr)
         if (!jr->sim.live) {
             if (!failed(jr->sim.status))
                 fprintf(stderr, "p2run: the simulator exited before it was ready\n");
-            return failed(jr->sim.status) ? exit_code(jr->sim.status) : 1;
+            return failed(jr->sim.status) ? sim_failure(jr) : 1;
         }
     }
 
@@ -768,7 +835,7 @@ static int run_job(job_run *jr)
             if (leaving_ranks(jr) && unwind_deadline == 0)
                 unwind_deadline = now_s() + P2RUN_GRACE_MS / 1000.0;
             if (!leaving_ranks(jr) || now_s() > unwind_deadline)
-                return exit_code(jr->sim.status);
+                return sim_failure(jr);
             continue;
         }
         if (!ranks_live(jr)) {
@@ -779,7 +846,7 @@ static int run_job(job_run *jr)
                 shutdown_sent = 1;
             }
             if (!jr->sim.live)
-                return failed(jr->sim.status) ? exit_code(jr->sim.status) : 0;
+                return failed(jr->sim.status) ? sim_failure(jr) : 0;
         } else if (!jr->sim.live) {
             /* The simulator finished (every rank sent its exit) and the ranks
              * are still unwinding: wait for them, but not forever. */

@@ -14,7 +14,15 @@ extern "C" {
 #define P2_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-/* Why a DMAC channel stopped (its P2_DMA_ERROR register). */
+/* Why a DMAC channel stopped (its P2_DMA_ERROR register).
+ *
+ * Destination checks. A write is posted: no completion tells its initiator
+ * that the target dropped it. So the DMAC checks every descriptor's
+ * destination, before any byte moves, against what it knows of the target:
+ * a host or GPU window of an existing node (P2_ERR_DST_UNMAPPED) and, inside
+ * it, the memory every node exposes there (host_memory_bytes /
+ * gpu_memory_bytes, the same on every node: P2_ERR_DST_RANGE). A failed
+ * descriptor writes nothing and raises no notification. */
 typedef enum p2_error {
     P2_OK = 0,
     P2_ERR_SRC_UNMAPPED = 1,   /* source outside any mapped window */
@@ -26,8 +34,12 @@ typedef enum p2_error {
     P2_ERR_DESC_FETCH = 7,     /* descriptor read completed with an error */
     P2_ERR_UNSUPPORTED = 8,    /* a read completed Unsupported Request */
     P2_ERR_COMPLETER_ABORT = 9, /* a read completed Completer Abort */
-    P2_ERR_BUSY = 10           /* start written while the channel was busy */
+    P2_ERR_BUSY = 10,          /* start written while the channel was busy */
+    P2_ERR_DST_RANGE = 11      /* destination beyond the target node's exposed memory */
 } p2_error;
+
+P2_STATIC_ASSERT(P2_ERR_BUSY == 10 && P2_ERR_DST_RANGE == 11,
+                 "error codes are read from P2_DMA_ERROR: never renumber them");
 
 static inline const char *p2_error_name(p2_error e)
 {
@@ -43,6 +55,7 @@ static inline const char *p2_error_name(p2_error e)
     case P2_ERR_UNSUPPORTED: return "read completed with Unsupported Request";
     case P2_ERR_COMPLETER_ABORT: return "read completed with Completer Abort";
     case P2_ERR_BUSY: return "start while the channel was busy";
+    case P2_ERR_DST_RANGE: return "destination beyond the target node's exposed memory";
     }
     return "unknown PEACH2 error";
 }

@@ -290,7 +290,15 @@ tcaresult tca_handle_validate(const tcaHandle *handle, unsigned nnodes)
         return TCA_ERROR_INVALID_HANDLE;
     uint64_t off = p2_addr_offset(handle->pcie_addr);
     uint64_t win = window_offset(kind);
-    if (off < win || off - win > window_size(kind) || handle->size > window_size(kind) - (off - win))
+    /* The region must lie in the memory its node exposes, not merely in the
+     * 16 GiB window: every node exposes as much as this one (the board's DMAC
+     * checks destinations the same way, P2_ERR_DST_RANGE). */
+    uint64_t limit = window_size(kind);
+    const p2_dev *dev = tca_dev();
+    uint64_t exposed = !dev ? 0 : kind == tcaMemoryCPU ? dev->host_size : dev->gpu_size;
+    if (exposed > 0 && exposed < limit)
+        limit = exposed;
+    if (off < win || off - win > limit || handle->size > limit - (off - win))
         return TCA_ERROR_INVALID_HANDLE;
     return TCA_SUCCESS;
 }

@@ -414,6 +414,15 @@ const LinkDirStats& LinkPort::tx_stats() const {
 
 size_t LinkPort::tx_queued() const { return link_->dirs_[side_]->queued; }
 
+int LinkPort::tx_oldest_class() const {
+  const PcieLink::Direction& d = *link_->dirs_[side_];
+  int best = -1;
+  for (int c = 0; c < kFcClasses; ++c)
+    if (!d.queue[c].empty() && (best < 0 || d.queue[c].front().seq < d.queue[best].front().seq))
+      best = c;
+  return best;
+}
+
 void LinkPort::set_observer(TlpObserver* o) { link_->dirs_[side_]->observer = o; }
 
 LinkPort& LinkPort::peer() const { return *link_->ends_[1 - side_]; }

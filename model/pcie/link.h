@@ -95,6 +95,9 @@ class LinkPort {
   const std::string& name() const { return name_; }
   const LinkDirStats& tx_stats() const;  // what this end transmitted
   size_t tx_queued() const;              // TLPs waiting to start
+  // The class of the oldest TLP waiting to start, or -1 when none waits
+  // (diagnosis of credit deadlocks; no simulated cost).
+  int tx_oldest_class() const;
   class PcieLink& link() const { return *link_; }
   LinkPort& peer() const;            // the other end of the same link
   void set_observer(TlpObserver* o);  // sees every TLP this end transmits; null: none

@@ -146,10 +146,16 @@ p2_error Dmac::validate(const p2_desc& d) const {
       (d.wait_slot >= P2_NOTIFY_SLOTS || d.wait_tag > P2_NOTIFY_TAG_MAX))
     return P2_ERR_BAD_NOTIFY;
   // The first and the last block bound the whole transfer (strides are
-  // unsigned, so blocks only move upwards).
+  // unsigned, so blocks only move upwards; a stride that wraps the address
+  // space bounds nothing and is refused).
   unsigned src_node, src_last_node, dst_node, dst_last_node;
-  uint64_t src_last = d.src + static_cast<uint64_t>(blocks - 1) * d.src_stride;
-  uint64_t dst_last = d.dst + static_cast<uint64_t>(blocks - 1) * d.dst_stride;
+  uint64_t src_span, dst_span, src_last, dst_last;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(blocks - 1), d.src_stride, &src_span) ||
+      __builtin_add_overflow(d.src, src_span, &src_last))
+    return P2_ERR_SRC_UNMAPPED;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(blocks - 1), d.dst_stride, &dst_span) ||
+      __builtin_add_overflow(d.dst, dst_span, &dst_last))
+    return P2_ERR_DST_UNMAPPED;
   if (!in_memory_window(d.src, d.length, &src_node) ||
       !in_memory_window(src_last, d.length, &src_last_node) ||
       p2_addr_window(d.src) != p2_addr_window(src_last) || src_node != src_last_node)
@@ -160,6 +166,15 @@ p2_error Dmac::validate(const p2_desc& d) const {
       p2_addr_window(d.dst) != p2_addr_window(dst_last) || dst_node != dst_last_node ||
       dst_node >= nnodes_)
     return P2_ERR_DST_UNMAPPED;
+  // Posted writes get no answer: a write past the memory the target exposes
+  // would vanish there while the run "succeeds". The DMAC knows the exposed
+  // size (the same on every node) and refuses the descriptor instead.
+  const bool gpu = p2_addr_window(d.dst) == P2_WIN_GPU;
+  const uint64_t base = gpu ? P2_GPU_OFFSET : P2_HOST_OFFSET;
+  const uint64_t exposed = static_cast<uint64_t>(gpu ? params_.gpu_memory_bytes
+                                                     : params_.host_memory_bytes);
+  const uint64_t last_off = p2_addr_offset(dst_last) - base;
+  if (last_off >= exposed || d.length > exposed - last_off) return P2_ERR_DST_RANGE;
   return P2_OK;
 }
 

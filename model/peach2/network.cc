@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iomanip>
 
+#include "peach2/credit_cycle.h"
 #include "peach2/dmac.h"
 #include "peach2/pio_window.h"
 #include "peach2/registers.h"
@@ -191,6 +192,10 @@ void Peach2Network::write_node_json(std::ostream& out, unsigned i) const {
         << "}";
   out << "}, \"pio_stores\": " << chips_[i]->pio().stores()
       << ", \"notifications\": " << chips_[i]->registers().notifications();
+}
+
+std::string Peach2Network::describe_stall() {
+  return describe_credit_cycle(*this, static_cast<unsigned>(chips_.size()));
 }
 
 }  // namespace p2

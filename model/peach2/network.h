@@ -47,6 +47,7 @@ class Peach2Network : public Network {
   uint64_t tlps_created() const override;
   void write_node_table(std::ostream& out) const override;
   void write_node_json(std::ostream& out, unsigned node) const override;
+  std::string describe_stall() override;
 
   Peach2& chip(unsigned n) { return *chips_[n]; }
   const RouteTable& routes() const { return routes_; }

@@ -23,8 +23,13 @@ void PioWindow::on_translated() {
     TlpPtr tlp = stage_.pop();
     uint64_t offset = p2_bar_offset(tlp->addr, P2_WIN_PIO);
     uint64_t target = p2_pio_target(offset);
-    if (p2_addr_node(target) >= nnodes_) {
-      ++dropped_;  // a store past the last node's span goes nowhere
+    // A store past the last node's span goes nowhere; one that runs over the
+    // end of a node's span (or of the window) would land past what PIO may
+    // reach on that node: dropped too. Compared without forming offset + len.
+    const uint64_t in_span = offset % P2_PIO_NODE_SPAN;
+    if (p2_addr_node(target) >= nnodes_ || offset >= P2_PIO_SIZE ||
+        tlp->length > P2_PIO_NODE_SPAN - in_span) {
+      ++dropped_;
       continue;
     }
     ++stores_;

@@ -90,6 +90,11 @@ Xbar Router::decide(const Tlp& tlp) const {
   return Xbar::Count;
 }
 
+Xbar Router::head_output(Xbar in) const {
+  const Input& i = inputs_[static_cast<int>(in)];
+  return i.queue.empty() ? Xbar::Count : decide(*i.queue.front());
+}
+
 bool Router::has_room(const Output& out) const {
   if (!out.link) return true;  // internal units take whatever arrives
   return out.pipeline.size() + out.link->tx_queued() <

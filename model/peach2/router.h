@@ -63,6 +63,13 @@ class Router : public sc_core::sc_module, public LinkClient {
   const RouterStats& stats() const { return stats_; }
   LinkPort* link(p2_port p) const { return outputs_[p].link; }
 
+  // Instant views for diagnosing a stuck cluster (no simulated cost): TLPs
+  // held at input `in`, the output its head TLP goes to (Xbar::Count: none),
+  // and whether output `out` refuses TLPs (its queue and link are full).
+  size_t input_depth(Xbar in) const { return inputs_[static_cast<int>(in)].queue.size(); }
+  Xbar head_output(Xbar in) const;
+  bool output_full(Xbar out) const { return !has_room(outputs_[static_cast<int>(out)]); }
+
   void tlp_arrived(LinkPort& port, TlpPtr tlp) override;
   void tx_space(LinkPort& port) override;
 

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <sys/wait.h>
+
 #include "core/clock.h"
 
 namespace p2 {
@@ -118,7 +120,7 @@ void Frontend::poll_ranks() {
 
 // A rank that sends nothing until it is answered (or ever again).
 bool Frontend::blocked(const Rank& r) const {
-  if (r.waiting) return true;
+  if (r.waiting || r.reaped) return true;  // a reaped rank's ring is final
   if (r.queue.empty()) return false;
   uint32_t op = r.queue.back().op;
   return p2_chan_op_blocks(op) || op == P2_CHAN_EXIT;
@@ -442,8 +444,23 @@ void Frontend::finish() {
 }
 
 int Frontend::deadlock() {
+  // Nothing scheduled: either nothing is in flight, or TLPs are stuck
+  // waiting for credits that can never come back.
+  for (unsigned d = 0; d < cluster_.device_count(); d++) {
+    std::string stall = cluster_.network(d).describe_stall();
+    if (stall.empty()) continue;
+    std::cerr << "p2sim: deadlock at simulated time " << us(now_ps()) << ": " << stall << "\n";
+    print_ranks(std::cerr);
+    return kDeadlockStatus;
+  }
   std::cerr << "p2sim: deadlock at simulated time " << us(now_ps())
-            << ": every rank waits and nothing is in flight\n";
+            << ": every rank waits and nothing is in flight";
+  for (const Rank& r : ranks_)
+    if (r.reaped && r.done) {
+      std::cerr << " (rank " << r.index << " is gone: it died without leaving the simulator)";
+      break;
+    }
+  std::cerr << "\n";
   print_ranks(std::cerr);
   return kDeadlockStatus;
 }
@@ -487,7 +504,14 @@ void Frontend::print_ranks(std::ostream& out) const {
   for (const Rank& r : ranks_) {
     out << "  rank " << r.index << " (node " << r.node << "): ";
     if (r.done)
+    {
       out << (r.reaped ? "gone" : "finished") << " at " << us(r.done_at);
+      int st = r.reaped ? p2_ld(&r.channel->wait_status) : 0;
+      if (r.reaped && WIFSIGNALED(st))
+        out << " (killed by signal " << WTERMSIG(st) << ", " << strsignal(WTERMSIG(st)) << ")";
+      else if (r.reaped && WIFEXITED(st) && WEXITSTATUS(st) != 0)
+        out << " (exit status " << WEXITSTATUS(st) << ")";
+    }
     else if (r.waiting)
       out << "waiting for " << describe_wait(r) << " since " << us(r.wait.stamp);
     else if (!r.queue.empty() && p2_chan_op_blocks(r.queue.back().op))

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "core/device.h"
@@ -26,6 +27,10 @@ class Network {
   // node n, the members of its JSON object (`"dmac": {...}, ...`, no braces).
   virtual void write_node_table(std::ostream& out) const = 0;
   virtual void write_node_json(std::ostream& out, unsigned node) const = 0;
+  // When the simulation stopped with nothing scheduled: why TLPs inside the
+  // network can never move (a credit deadlock), in one line; "" if none are
+  // stuck there.
+  virtual std::string describe_stall() = 0;
 };
 
 }  // namespace p2

@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -47,8 +48,12 @@ static_assert(p2::kMaxPioStoreBytes <= P2_CHAN_DATA_BYTES,
               "params.def: pio_store_bytes may exceed what one channel request carries");
 
 volatile std::sig_atomic_t g_stop = 0;
+volatile std::sig_atomic_t g_stop_sender = 0;  // pid that sent the stop signal
 volatile std::sig_atomic_t g_dump = 0;
-void on_stop(int sig) { g_stop = sig; }
+void on_stop(int sig, siginfo_t* info, void*) {
+  if (!g_stop) g_stop_sender = info ? info->si_pid : 0;
+  g_stop = sig;
+}
 void on_dump(int) { g_dump = 1; }
 
 struct Options {
@@ -168,10 +173,12 @@ int sc_main(int argc, char** argv) {
   }
   job_end.job = job;
   struct sigaction sa {};
-  sa.sa_handler = on_stop;
+  sa.sa_sigaction = on_stop;
+  sa.sa_flags = SA_SIGINFO;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGHUP, &sa, nullptr);
+  sa.sa_flags = 0;
   sa.sa_handler = on_dump;
   sigaction(SIGUSR1, &sa, nullptr);
 
@@ -252,6 +259,18 @@ int sc_main(int argc, char** argv) {
 
   p2::Frontend frontend(job, *cluster, rank_node, clock, {&g_stop, &g_dump});
   int status = frontend.run();
+  if (g_stop && g_stop_sender != job->launcher_pid) {
+    // Stopped by someone other than p2run (which says why it ends a job):
+    // say so, or the job ends without a word.
+    const int sig = g_stop;
+    const char* abbrev = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP";
+    char when[48];
+    std::snprintf(when, sizeof when, "%.3f us",
+                  static_cast<double>(frontend.now_ps()) / 1e6);
+    std::cerr << "p2sim: terminated by signal " << sig << " (" << abbrev << ", sent by pid "
+              << g_stop_sender << ") at simulated time " << when << ":\n";
+    frontend.print_ranks(std::cerr);
+  }
   if (status == 0) {
     if (stats.is_open()) {
       const p2::ProcessStats process = process_stats(started);

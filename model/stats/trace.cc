@@ -1,5 +1,8 @@
 #include "stats/trace.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include "core/params.h"
 
 namespace p2 {
@@ -17,7 +20,8 @@ double us(sc_core::sc_time t) { return t.to_seconds() * 1e6; }
 }  // namespace
 
 TraceWriter::TraceWriter(const std::string& path) : out_(std::fopen(path.c_str(), "w")) {
-  if (!out_) throw ConfigError(path, 0, "cannot write the trace file");
+  if (!out_)
+    throw ConfigError("--trace", 0, "cannot write '" + path + "': " + std::strerror(errno));
   std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out_);
 }
 

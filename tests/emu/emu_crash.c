@@ -1,6 +1,7 @@
-/* emu_crash MODE: rank 1 leaves early (MODE "abort": abort(); "exit7": exit(7);
- * "segv": a null store) while rank 0 waits for a notification. p2run must end
- * the job with rank 1's status and leave nothing behind. */
+/* emu_crash MODE [CRASHER]: rank CRASHER (default 1) leaves early (MODE
+ * "abort": abort(); "exit7": exit(7); "segv": SIGSEGV) while the other rank
+ * waits for a notification. p2run must end the job with the crashing rank's
+ * status, not with the simulator's deadlock verdict, and leave nothing behind. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@ int main(int argc, char **argv)
     p2_dev *dev = p2_device_get("peach2");
     if (!dev)
         return 1;
-    if (dev->rank != 1) {
+    int crasher = argc > 2 ? atoi(argv[2]) : 1;
+    if (dev->rank != crasher) {
         if (tcaInit() == TCA_SUCCESS)
             tcaWaitDMARecvDesc(NULL, 0, 1);
         return 0;

@@ -81,6 +81,21 @@ crash_segv)
     expect_rc 139
     expect_err "signal 11"
     expect_clean ;;
+crash_rank0)
+    # Rank 0 dies while rank 1 waits for a notification: the simulator then
+    # finds a deadlock, but the rank's signal is the cause and must win. The
+    # two race (p2run reaps the rank, the simulator learns of it and decides),
+    # so run it several times.
+    for i in 1 2 3 4; do
+        for mode in segv abort; do
+            run -n 2 --timeout 30 -- "$BIN/emu_crash" $mode 0
+            if [ $mode = segv ]; then expect_rc 139; expect_err "signal 11"
+            else expect_rc 134; expect_err "signal 6"; fi
+            expect_err "rank 0 (pid"
+            expect_faster 5
+        done
+    done
+    expect_clean ;;
 crash_exit7)
     run -n 2 --timeout 30 -- "$BIN/emu_crash" exit7
     expect_rc 7
@@ -219,6 +234,53 @@ sigint)
     RC=$?
     expect_rc 130
     expect_err "interrupted"
+    expect_clean ;;
+sim_sigterm)
+    # Someone else stops the simulator: the job must say so and fail.
+    "$P2RUN" -n 2 -- "$BIN/emu_pio_spin" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    SIM=
+    for i in $(seq 1 50); do
+        SIM=$(pgrep -P $PID -x p2sim) && break
+        sleep 0.1
+    done
+    [ -n "$SIM" ] || fail "no simulator under p2run $PID"
+    sleep 0.5
+    kill -TERM $SIM
+    wait $PID
+    RC=$?
+    expect_rc 143
+    expect_err "p2sim: terminated by signal 15 (SIGTERM"
+    expect_err "at simulated time"
+    expect_err "p2run: the simulator (pid $SIM) was terminated by signal 15"
+    expect_clean ;;
+bad_outputs)
+    # An output file that cannot be written ends the job before anything runs.
+    for flag in --trace --stats; do
+        run -n 2 $flag /nonexistent/dir/x.json -- "$BIN/emu_hello"
+        expect_rc 2
+        expect_err "p2run: $flag: cannot write '/nonexistent/dir/x.json'"
+        [ -s "$TMP/out" ] && fail "ranks ran despite the bad $flag file"
+        run -n 2 $flag "$TMP" -- "$BIN/emu_hello"
+        expect_rc 2
+        expect_err "p2run: $flag: cannot write '$TMP': it is a directory"
+        [ -s "$TMP/out" ] && fail "ranks ran despite the bad $flag file"
+    done
+    expect_clean ;;
+ring_credit_deadlock)
+    # 21 ranks on a ring of 21, each streaming to the rank 10 hops east: every
+    # E cable carries 10 flows, the boards' input buffers fill with TLPs that
+    # must go on east, and the ring stops (a real credit deadlock: PEACH2 has
+    # no virtual channels). The report must name the cycle, not claim that
+    # nothing is in flight.
+    STREAM=$BIN/../../workloads/stream
+    [ -x "$STREAM" ] || { echo "SKIP: no stream workload"; exit 0; }
+    printf 'ring 21\n' >"$TMP/ring21.topo"
+    run -n 21 --topology "$TMP/ring21.topo" --timeout 60 -- "$STREAM" -s 1M --partner half
+    expect_rc 3
+    expect_err "credit deadlock: node 0 E -> node 1 W, node 1 E -> node 2 W,"
+    expect_err "node 20 E -> node 0 W hold 504 TLPs waiting for posted credits"
+    grep -qF "nothing is in flight" "$TMP/err" && fail "claims nothing is in flight"
     expect_clean ;;
 golden)
     for i in 1 2 3; do

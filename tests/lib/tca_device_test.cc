@@ -606,9 +606,18 @@ TEST_F(TcaDevice, PioErrors)
     EXPECT_EQ(tcaSetPIORegion(&pio, &dst, 4000, 100), TCA_ERROR_OUT_OF_RANGE);
     tcaHandle gpu = remote(2, 0, 4096, tcaMemoryGPU);
     EXPECT_EQ(tcaSetPIORegion(&pio, &gpu, 0, 8), TCA_ERROR_NOT_SUPPORTED);
+    // A region past the memory a node exposes (every node exposes as much as
+    // this one) is no valid handle, though it lies inside the 16 GiB window.
     tcaHandle high = remote(2, P2_PIO_NODE_SPAN - 64, 4096);
+    EXPECT_EQ(tcaSetPIORegion(&pio, &high, 0, 64), TCA_ERROR_INVALID_HANDLE);
+    tcaHandle past = remote(2, fake.dev.host_size - 32, 64);
+    EXPECT_EQ(tcaSetPIORegion(&pio, &past, 0, 8), TCA_ERROR_INVALID_HANDLE);
+    // Nodes exposing more than PIO reaches: the PIO span bounds the region.
+    const uint64_t exposed = fake.dev.host_size;
+    fake.dev.host_size = 2 * P2_PIO_NODE_SPAN;  // the size only; nothing is touched
     EXPECT_EQ(tcaSetPIORegion(&pio, &high, 0, 64), TCA_SUCCESS);
     EXPECT_EQ(tcaSetPIORegion(&pio, &high, 0, 128), TCA_ERROR_PIO_RANGE);
+    fake.dev.host_size = exposed;
     tcaHandle forged = dst;
     forged.pcie_addr += 64;
     EXPECT_EQ(tcaSetPIORegion(&pio, &forged, 0, 8), TCA_ERROR_INVALID_HANDLE);

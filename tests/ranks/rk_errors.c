@@ -11,11 +11,16 @@
  *    destroyed -> TCA_ERROR_INVALID_HANDLE;
  *  - slots, tags, channels, flags, sizes, remote sources, empty chains,
  *    unset channels, memory calls, PIO regions;
- *  - a source outside registered memory behind a self-consistent handle
- *    (made with the library's own tca_handle_make, as a buggy or hostile
- *    program could): the DMAC's read completes Unsupported Request, the run
- *    fails (TCA_ERROR_DMA_FAILED, P2_ERR_UNSUPPORTED), nothing arrives, and the
- *    channel works again afterwards.
+ *  - self-consistent handles (made with the library's own tca_handle_make, as
+ *    a buggy or hostile program could) to memory beyond what a node exposes,
+ *    as source or destination: the library refuses them (TCA_ERROR_INVALID_HANDLE);
+ *  - the same transfers as raw register-mode descriptors, past the library:
+ *    a source beyond the arenas makes the DMAC's read complete Unsupported
+ *    Request (P2_ERR_UNSUPPORTED); a destination beyond the peer's exposed
+ *    memory, even by one byte, is refused by the DMAC before any byte moves
+ *    (P2_ERR_DST_RANGE: a posted write would vanish unanswered). Each run
+ *    fails (tcaWaitDMAC: TCA_ERROR_DMA_FAILED), nothing arrives, no
+ *    notification is raised, and the channel works again afterwards.
  */
 #include "dev/dev.h"
 #include "peach2_hw.h"
@@ -41,6 +46,27 @@ enum { EDGE_SLOT = 1, FORGED_SLOT = 2, AFTER_SLOT = 3, TAG = 0x42 };
 #define AFTER_DST 2000
 #define AFTER_SRC 100
 #define AFTER_BYTES 33
+
+/* One register-mode descriptor on CHANNEL, written and started by raw
+ * register stores (no library checks); returns the run's error. */
+static p2_error raw_dma(uint64_t src_addr, uint64_t dst_addr, uint32_t len, unsigned slot)
+{
+    p2_dev *dev = p2_device_get("peach2");
+    p2_desc desc = {.src = src_addr, .dst = dst_addr, .length = len, .flags = P2_DESC_NOTIFY,
+                    .block_count = 1, .wait_tag = TAG, .wait_slot = (uint16_t)slot};
+    uint64_t words[P2_DESC_SIZE / 8];
+    memcpy(words, &desc, sizeof words);
+    for (unsigned i = 0; i < P2_DESC_SIZE / 8; i++)
+        dev->ops->mmio_write(dev, P2_BAR_REGS, P2_REG_DESC(CHANNEL, 0) + 8u * i, words[i]);
+    dev->ops->mmio_write(dev, P2_BAR_REGS, P2_REG_DMA(CHANNEL, P2_DMA_REG_COUNT), 1);
+    dev->ops->mmio_write(dev, P2_BAR_REGS, P2_REG_DMA(CHANNEL, P2_DMA_START), P2_DMA_START_REGISTERS);
+    RK_EXPECT(tcaWaitDMAC(CHANNEL), TCA_ERROR_DMA_FAILED);
+    if (dev->ops->mmio_read(dev, P2_BAR_REGS, P2_REG_DMA(CHANNEL, P2_DMA_STATUS)) != P2_DMA_FAILED)
+        rk_fail("raw DMA: channel status is not FAILED");
+    p2_error e = P2_OK;
+    RK_TCA(tcaGetDMAError(CHANNEL, &e));
+    return e;
+}
 
 static void check_status_strings(void)
 {
@@ -234,21 +260,36 @@ static void caller(void)
         tca_handle_make(p2_node_base(dev->node) + P2_GPU_OFFSET + dev->gpu_size, 64,
                         tcaMemoryGPU, dev->node),
     };
+    /* The peer's last 32 exposed bytes, as a forged 64-byte destination. */
+    const uint64_t peer_end = p2_node_base(peer->node) + P2_HOST_OFFSET + dev->host_size;
+    const tcaHandle forged_dst = tca_handle_make(peer_end - 32, 64, tcaMemoryCPU, peer->node);
+    d = tcaDescNew();
+    if (!d)
+        rk_fail("out of memory");
     for (int i = 0; i < 2; i++) {
-        d = tcaDescNew();
-        if (!d)
-            rk_fail("out of memory");
-        RK_TCA(tcaDescSetMemcpy(d, peer, 100, &forged[i], 0, 64, tcaDMANotify, FORGED_SLOT, TAG));
-        RK_TCA(tcaDescSet(d, CHANNEL));
-        RK_TCA(tcaStartDMADesc(CHANNEL));
-        RK_EXPECT(tcaWaitDMAC(CHANNEL), TCA_ERROR_DMA_FAILED);
-        p2_error e = P2_OK;
-        RK_TCA(tcaGetDMAError(CHANNEL, &e));
+        RK_EXPECT(tcaDescSetMemcpy(d, peer, 100, &forged[i], 0, 64, tcaDMANotify, FORGED_SLOT,
+                                   TAG), TCA_ERROR_INVALID_HANDLE);
+        p2_error e = raw_dma(forged[i].pcie_addr, peer->pcie_addr + 100, 64, FORGED_SLOT);
         if (e != P2_ERR_UNSUPPORTED)
             rk_fail("DMA from beyond the %s arena: error '%s', expected '%s'",
                     i ? "GPU" : "host", p2_error_name(e), p2_error_name(P2_ERR_UNSUPPORTED));
-        RK_TCA(tcaDescFree(d));
     }
+    RK_EXPECT(tcaDescSetMemcpy(d, &forged_dst, 0, &src.handle, 0, 64, tcaDMANotify, FORGED_SLOT,
+                               TAG), TCA_ERROR_INVALID_HANDLE);
+    RK_EXPECT(tcaSetPIORegion(&(tcaPIOHandle){0}, &forged_dst, 0, 8), TCA_ERROR_INVALID_HANDLE);
+    RK_TCA(tcaDescFree(d));
+    /* Past the library: one byte over, and wholly beyond, the peer's memory. */
+    const struct {
+        uint64_t dst;
+        uint32_t len;
+    } beyond[] = {{peer_end - 32, 33}, {peer_end, 8}, {peer_end + 4096, 4096}};
+    for (int i = 0; i < 3; i++) {
+        p2_error e = raw_dma(src.handle.pcie_addr, beyond[i].dst, beyond[i].len, FORGED_SLOT);
+        if (e != P2_ERR_DST_RANGE)
+            rk_fail("DMA to beyond the peer's memory (case %d): error '%s', expected '%s'", i,
+                    p2_error_name(e), p2_error_name(P2_ERR_DST_RANGE));
+    }
+
     /* The channel still works, and reports no error for a good run. */
     rk_dma_once(CHANNEL, peer, AFTER_DST, &src.handle, AFTER_SRC, AFTER_BYTES, tcaDMANotify,
                 AFTER_SLOT, TAG);
@@ -258,8 +299,8 @@ static void caller(void)
         rk_fail("tcaGetDMAError after a good run: '%s'", p2_error_name(e));
     rk_signal_wait(); /* rank 1 has checked */
     printf("rank 0: every refusal as documented; DMA from outside registered memory failed "
-           "with '%s'\n",
-           p2_error_name(P2_ERR_UNSUPPORTED));
+           "with '%s', to outside it with '%s'\n",
+           p2_error_name(P2_ERR_UNSUPPORTED), p2_error_name(P2_ERR_DST_RANGE));
 }
 
 /* Rank 1: only the accepted transfers arrived. */
