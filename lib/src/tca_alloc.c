@@ -75,6 +75,7 @@ tca_arena_status tca_arena_alloc(tca_arena *arena, uint64_t size, uint64_t *offs
             b->size = need;
         }
         b->used = 1;
+        b->flags = 0;
         *offset = b->offset;
         return TCA_ARENA_OK;
     }
@@ -104,6 +105,23 @@ tca_arena_status tca_arena_free(tca_arena *arena, uint64_t offset)
         arena_remove(arena, i);
     }
     return TCA_ARENA_OK;
+}
+
+tca_arena_block *tca_arena_lookup(tca_arena *arena, uint64_t offset)
+{
+    /* The last block starting at or before offset. */
+    size_t lo = 0, hi = arena->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (arena->blocks[mid].offset <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    tca_arena_block *b = &arena->blocks[lo - 1];
+    return b->used && offset - b->offset < b->size ? b : NULL;
 }
 
 uint64_t tca_arena_used(const tca_arena *arena)

@@ -32,6 +32,7 @@ typedef struct tca_arena_block {
     uint64_t offset;
     uint64_t size;
     int used;
+    unsigned flags; /* the user's, on a used block; 0 when allocated */
 } tca_arena_block;
 
 typedef struct tca_arena {
@@ -51,6 +52,10 @@ tca_arena_status tca_arena_alloc(tca_arena *arena, uint64_t size, uint64_t *offs
 /* Frees the block starting at `offset`, merging it with free neighbours.
  * TCA_ARENA_NOT_ALLOCATED. */
 tca_arena_status tca_arena_free(tca_arena *arena, uint64_t offset);
+
+/* The used block containing `offset`, or NULL. Valid until the next alloc
+ * or free. */
+tca_arena_block *tca_arena_lookup(tca_arena *arena, uint64_t offset);
 
 /* Bytes in used blocks (rounded sizes). */
 uint64_t tca_arena_used(const tca_arena *arena);
