@@ -180,6 +180,10 @@ typedef struct p2_job {
      * rank runtime charges for library calls and CPU accesses to devices */
     uint64_t lib_call_ps, cpu_mmio_write_ps, pio_store_ps, poll_detect_ps;
     uint64_t pio_store_bytes;
+    /* the CUDA runtime's costs (lib/cuda): latencies in ps, rates in bytes/s */
+    uint64_t cuda_h2d_ps, cuda_d2h_ps, cuda_d2d_ps, cuda_d2d_reg_ps, cuda_memset_ps;
+    uint64_t cuda_launch_ps;
+    double cuda_h2d_bps, cuda_d2h_bps, cuda_pageable_bps, cuda_d2d_bps, cuda_memset_bps;
 
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;

@@ -1,0 +1,267 @@
+/*
+ * rk_cuda.c - a CUDA + TCA program written the way public clients write
+ * them, built against the toolkit's cuda_runtime.h and linked against the
+ * shared libcudart: under p2run (--gpu emulated, or auto without a GPU) the
+ * emulated runtime replaces it. Two ranks:
+ *
+ *  1. device: one K20X-like device, cudaSetDevice(0);
+ *  2. data: rank 0 cudaMallocs a buffer, fills it by cudaMemcpy from pinned
+ *     host memory, registers the cudaMalloc pointer with tcaCreateHandle
+ *     (tcaMemoryGPU), and DMAs it GPU to GPU into rank 1's cudaMalloc buffer
+ *     with a notification; rank 1 copies it back with cudaMemcpyDefault and
+ *     checks every byte;
+ *  3. time: an event pair around cudaMemcpyAsync on a stream, and the rank's
+ *     clock around synchronous copies, equal latency + bytes / rate of the
+ *     default parameters (model/core/params.def, cuda_*) exactly;
+ *  4. errors: each wrong call returns what the real runtime returns; a
+ *     kernel launch fails cleanly.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+
+#include "rk_common.h"
+
+#define BYTES (64 * 1024)
+#define SLOT 3
+#define TAG 0x100
+
+static int rank;
+
+static void cu_check(cudaError_t got, cudaError_t want, const char *call, int line)
+{
+    if (got != want)
+        rk_fail("line %d: %s returned %d (%s: %s), expected %d (%s)", line, call, (int)got,
+                cudaGetErrorName(got), cudaGetErrorString(got), (int)want,
+                cudaGetErrorName(want));
+}
+#define CU(call) cu_check((call), cudaSuccess, #call, __LINE__)
+#define CU_EXPECT(call, want) cu_check((call), (want), #call, __LINE__)
+
+/* Default parameters (params.def): latency in us, rate in GB/s. */
+static double copy_s(double latency_us, double bytes, double gbps)
+{
+    return latency_us * 1e-6 + bytes / (gbps * 1e9);
+}
+
+static void expect_time(double got_s, double want_s, const char *what)
+{
+    if (fabs(got_s - want_s) > 1e-12)
+        rk_fail("%s took %.6f us, expected %.6f us", what, got_s * 1e6, want_s * 1e6);
+    printf("rank %d: time: %s %.4f us\n", rank, what, got_s * 1e6);
+}
+
+static void device_checks(void)
+{
+    int n = 0, dev = -1;
+    CU(cudaGetDeviceCount(&n));
+    if (n != 1)
+        rk_fail("cudaGetDeviceCount gave %d devices", n);
+    CU(cudaSetDevice(0));
+    CU(cudaGetDevice(&dev));
+    struct cudaDeviceProp prop;
+    CU(cudaGetDeviceProperties(&prop, 0));
+    if (strstr(prop.name, "K20X") == NULL || prop.major != 3 || prop.minor != 5 ||
+        prop.multiProcessorCount != 14 || dev != 0)
+        rk_fail("device %d is '%s' cc %d.%d with %d SMs", dev, prop.name, prop.major, prop.minor,
+                prop.multiProcessorCount);
+    if (rank == 0)
+        printf("rank 0: device: %s, cc %d.%d, %d SMs, %zu MiB\n", prop.name, prop.major,
+               prop.minor, prop.multiProcessorCount, prop.totalGlobalMem >> 20);
+}
+
+static void data_checks(void)
+{
+    uint8_t *d = NULL, *h = NULL;
+    CU(cudaMalloc((void **)&d, BYTES));
+    CU(cudaMallocHost((void **)&h, BYTES));
+    /* tcaMalloc'd GPU memory and cudaMalloc'd memory come from one pool. */
+    void *t = NULL;
+    RK_TCA(tcaMalloc(&t, BYTES, tcaMemoryGPU));
+    if ((uint8_t *)t < d + BYTES && d < (uint8_t *)t + BYTES)
+        rk_fail("tcaMalloc(GPU) %p overlaps cudaMalloc %p", t, (void *)d);
+    struct cudaPointerAttributes a;
+    CU(cudaPointerGetAttributes(&a, d));
+    if (a.type != cudaMemoryTypeDevice || a.device != 0)
+        rk_fail("cudaPointerGetAttributes(cudaMalloc pointer): type %d", (int)a.type);
+    CU(cudaPointerGetAttributes(&a, h));
+    if (a.type != cudaMemoryTypeHost)
+        rk_fail("cudaPointerGetAttributes(cudaMallocHost pointer): type %d", (int)a.type);
+
+    tcaHandle mine, all[2];
+    if (rank == 0) {
+        rk_fill(h, BYTES, 0xc0da, 0);
+        CU(cudaMemcpy(d, h, BYTES, cudaMemcpyHostToDevice));
+        memset(h, 0, BYTES);
+    } else {
+        CU(cudaMemset(d, 0xee, BYTES));
+    }
+    RK_TCA(tcaCreateHandle(&mine, d, BYTES, tcaMemoryGPU));
+    RK_TCA(p2_exchange(&mine, all, sizeof mine));
+    if (rank == 0) {
+        tcaDesc *desc = tcaDescNew();
+        if (!desc)
+            rk_fail("tcaDescNew");
+        RK_TCA(tcaDescSetMemcpy(desc, &all[1], 0, &mine, 0, BYTES, tcaDMANotify, SLOT, TAG));
+        RK_TCA(tcaDescSet(desc, 0));
+        RK_TCA(tcaStartDMADesc(0));
+        RK_TCA(tcaWaitDMAC(0));
+        RK_TCA(tcaDescFree(desc));
+        printf("rank 0: GPU-to-GPU DMA of %d bytes from cudaMalloc memory sent\n", BYTES);
+    } else {
+        RK_TCA(tcaWaitDMARecvDesc(&mine, SLOT, TAG));
+        CU(cudaMemcpy(h, d, BYTES, cudaMemcpyDefault));
+        rk_check(h, BYTES, 0xc0da, 0, 0, "cudaMemcpy D2H after the DMA");
+        printf("rank 1: cudaMalloc memory received by GPU-to-GPU DMA, all bytes right\n");
+    }
+    RK_TCA(tcaDestroyHandle(&mine));
+    RK_TCA(tcaFree(t, tcaMemoryGPU));
+    CU(cudaFreeHost(h));
+    CU(cudaFree(d));
+}
+
+static void time_checks(void)
+{
+    const size_t big = 1 << 20, small = 4096;
+    uint8_t *h, *d, *d2, *d3, *pageable = malloc(small);
+    CU(cudaMallocHost((void **)&h, big));
+    CU(cudaMalloc((void **)&d, big));
+    CU(cudaMalloc((void **)&d2, small));
+    CU(cudaMalloc((void **)&d3, small));
+
+    /* Events around an async copy on a stream: exactly its modelled time. */
+    cudaStream_t s;
+    cudaEvent_t e0, e1;
+    CU(cudaStreamCreate(&s));
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    CU(cudaEventRecord(e0, s));
+    CU(cudaMemcpyAsync(d, h, big, cudaMemcpyHostToDevice, s));
+    CU(cudaEventRecord(e1, s));
+    CU_EXPECT(cudaStreamQuery(s), cudaErrorNotReady);
+    CU_EXPECT(cudaEventQuery(e1), cudaErrorNotReady);
+    CU_EXPECT(cudaGetLastError(), cudaSuccess); /* not-ready is no error */
+    CU(cudaEventSynchronize(e1));
+    CU(cudaEventQuery(e1));
+    float ms = 0;
+    CU(cudaEventElapsedTime(&ms, e0, e1));
+    double want = copy_s(8.0, (double)big, 10.0);
+    if (fabs(ms * 1e-3 - want) > want * 1e-6)
+        rk_fail("cudaEventElapsedTime gave %.6f ms for a 1 MiB H2D copy, expected %.6f ms", ms,
+                want * 1e3);
+    printf("rank %d: time: events around 1 MiB cudaMemcpyAsync H2D: %.4f us\n", rank,
+           ms * 1e3);
+    CU(cudaStreamSynchronize(s));
+
+    /* Synchronous copies move the rank's clock by their modelled time. */
+    double t0 = p2_wtime();
+    CU(cudaMemcpy(h, d, big, cudaMemcpyDeviceToHost));
+    double t1 = p2_wtime();
+    expect_time(t1 - t0, copy_s(8.0, (double)big, 10.0), "cudaMemcpy D2H 1 MiB pinned");
+    CU(cudaMemcpy(pageable, d, small, cudaMemcpyDeviceToHost));
+    double t2 = p2_wtime();
+    expect_time(t2 - t1, copy_s(8.0, (double)small, 6.0), "cudaMemcpy D2H 4 KiB pageable");
+    CU(cudaMemcpy(d3, d2, small, cudaMemcpyDeviceToDevice));
+    double t3 = p2_wtime();
+    expect_time(t3 - t2, copy_s(6.0, (double)small, 90.0), "cudaMemcpy D2D 4 KiB unregistered");
+    tcaHandle reg;
+    RK_TCA(tcaCreateHandle(&reg, d2, small, tcaMemoryGPU)); /* GPUDirect-registered now */
+    double t4 = p2_wtime();
+    CU(cudaMemcpy(d3, d2, small, cudaMemcpyDefault));
+    double t5 = p2_wtime();
+    expect_time(t5 - t4, copy_s(13.0, (double)small, 90.0), "cudaMemcpy D2D 4 KiB registered");
+    CU(cudaMemset(d, 0, big));
+    double t6 = p2_wtime();
+    expect_time(t6 - t5, copy_s(5.0, (double)big, 180.0), "cudaMemset 1 MiB");
+    RK_TCA(tcaDestroyHandle(&reg));
+
+    CU(cudaEventDestroy(e0));
+    CU(cudaEventDestroy(e1));
+    CU(cudaStreamDestroy(s));
+    CU(cudaFree(d3));
+    CU(cudaFree(d2));
+    CU(cudaFree(d));
+    CU(cudaFreeHost(h));
+    free(pageable);
+}
+
+static void not_a_kernel(void) {}
+
+static void error_checks(void)
+{
+    uint8_t *d, *h = malloc(256), *gone;
+    CU(cudaMalloc((void **)&d, 256));
+    CU(cudaMalloc((void **)&gone, 256));
+    CU(cudaFree(gone));
+
+    CU_EXPECT(cudaMalloc(NULL, 64), cudaErrorInvalidValue);
+    CU_EXPECT(cudaGetLastError(), cudaErrorInvalidValue);
+    CU_EXPECT(cudaGetLastError(), cudaSuccess); /* read and reset */
+    CU_EXPECT(cudaSetDevice(1), cudaErrorInvalidDevice);
+    CU_EXPECT(cudaPeekAtLastError(), cudaErrorInvalidDevice);
+    CU_EXPECT(cudaPeekAtLastError(), cudaErrorInvalidDevice); /* peek keeps it */
+    (void)cudaGetLastError();
+    /* bad kind */
+    CU_EXPECT(cudaMemcpy(d, h, 64, (enum cudaMemcpyKind)7), cudaErrorInvalidMemcpyDirection);
+    /* bad pointers: host memory as a device, a range past the allocation, NULL */
+    CU_EXPECT(cudaMemcpy(h, h, 64, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    CU_EXPECT(cudaMemcpy(h, d, 512, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
+    CU_EXPECT(cudaMemcpy(NULL, d, 64, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
+    CU_EXPECT(cudaMemset(h, 0, 64), cudaErrorInvalidValue);
+    /* freed memory */
+    CU_EXPECT(cudaMemcpy(gone, h, 64, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    CU_EXPECT(cudaFree(gone), cudaErrorInvalidValue);
+    CU_EXPECT(cudaFree(h), cudaErrorInvalidValue);
+    CU_EXPECT(cudaFree(d + 64), cudaErrorInvalidValue);
+    CU_EXPECT(cudaFreeHost(h), cudaErrorInvalidValue);
+    tcaHandle th;
+    RK_EXPECT(tcaCreateHandle(&th, gone, 64, tcaMemoryGPU), TCA_ERROR_NOT_REGISTERED);
+    RK_EXPECT(tcaCreateHandle(&th, d, 512, tcaMemoryGPU), TCA_ERROR_NOT_REGISTERED);
+    RK_EXPECT(tcaFree(d, tcaMemoryGPU), TCA_ERROR_NOT_REGISTERED); /* cudaFree's */
+    /* pitches */
+    CU_EXPECT(cudaMemcpy2D(d, 8, h, 16, 16, 4, cudaMemcpyHostToDevice), cudaErrorInvalidPitchValue);
+    CU(cudaMemcpy2D(d, 32, h, 16, 16, 4, cudaMemcpyHostToDevice));
+    /* host registration */
+    CU(cudaHostRegister(h, 256, cudaHostRegisterDefault));
+    CU_EXPECT(cudaHostRegister(h, 256, cudaHostRegisterDefault),
+              cudaErrorHostMemoryAlreadyRegistered);
+    CU(cudaHostUnregister(h));
+    CU_EXPECT(cudaHostUnregister(h), cudaErrorHostMemoryNotRegistered);
+    /* events */
+    cudaEvent_t e0, e1, nt;
+    float ms;
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    CU(cudaEventCreateWithFlags(&nt, cudaEventDisableTiming));
+    CU_EXPECT(cudaEventElapsedTime(&ms, e0, e1), cudaErrorInvalidResourceHandle); /* unrecorded */
+    CU(cudaEventRecord(e0, 0));
+    CU(cudaEventRecord(nt, 0));
+    CU_EXPECT(cudaEventElapsedTime(&ms, e0, nt), cudaErrorInvalidResourceHandle);
+    CU(cudaEventDestroy(nt));
+    CU(cudaEventDestroy(e1));
+    CU(cudaEventDestroy(e0));
+    /* kernels: the emulated GPU runs none */
+    void *args[1] = {NULL};
+    CU_EXPECT(cudaLaunchKernel((const void *)not_a_kernel, (dim3){1, 1, 1}, (dim3){32, 1, 1},
+                               args, 0, 0),
+              cudaErrorInvalidDeviceFunction);
+    CU_EXPECT(cudaGetLastError(), cudaErrorInvalidDeviceFunction);
+    if (strcmp(cudaGetErrorName(cudaErrorInvalidMemcpyDirection),
+               "cudaErrorInvalidMemcpyDirection") != 0)
+        rk_fail("cudaGetErrorName");
+    CU(cudaFree(d));
+    free(h);
+}
+
+int main(void)
+{
+    rank = p2_rank();
+    device_checks();
+    RK_TCA(tcaInit());
+    data_checks();
+    time_checks();
+    error_checks();
+    RK_TCA(tcaFinalize());
+    CU(cudaDeviceReset());
+    printf("rank %d: cuda: every call as the CUDA runtime answers, all right\n", rank);
+    return 0;
+}
