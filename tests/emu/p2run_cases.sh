@@ -112,6 +112,7 @@ bad_flags)
     run -n 2 --clock fast -- "$BIN/emu_hello"; expect_rc 2; expect_err "--clock: 'fast'"
     run -n 2 --timeout -1 -- "$BIN/emu_hello"; expect_rc 2; expect_err "--timeout: '-1'"
     run -n 2 --launcher srun -- "$BIN/emu_hello"; expect_rc 2; expect_err "--launcher: 'srun'"
+    run -n 2 --gpu fake -- "$BIN/emu_hello"; expect_rc 2; expect_err "--gpu: 'fake'"
     run -n 2 --map; expect_rc 2; expect_err "flag '--map' needs a value"
     run -n 2 -- /nonexistent/p2prog; expect_rc 127; expect_err "program '/nonexistent/p2prog'"
     run -n 2 -- p2-no-such-program; expect_rc 127; expect_err "program 'p2-no-such-program': not found"
