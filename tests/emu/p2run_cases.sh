@@ -168,9 +168,10 @@ CASES
     expect_err "$TMP/bad.topo:2: pcie_lanes = 4294967296: must be in [1, 32]"
     expect_no_shm
     printf 'ring 4\nset 1.E max_payload_bytes=128\n' >"$TMP/bad.topo"
-    run -n 2 --timeout 20 --topology "$TMP/bad.topo" -- "$BIN/emu_hello"
+    printf 'pio_store_bytes = 256\n' >"$TMP/bad.params"
+    run -n 2 --timeout 20 --topology "$TMP/bad.topo" --params "$TMP/bad.params" -- "$BIN/emu_hello"
     expect_rc 2
-    expect_err "$TMP/bad.topo:2: cable 2.W - 1.E: max_payload_bytes = 128 is below the cluster-wide"
+    expect_err "$TMP/bad.topo:2: cable 2.W - 1.E: max_payload_bytes = 128 is below pio_store_bytes = 256"
     expect_clean ;;
 special_files)
     # A FIFO or a device as an input file used to hang or read without end.
