@@ -84,6 +84,7 @@ typedef struct job_run {
     child *ranks; /* nranks direct children, or one mpirun */
     int nchildren;
     int mpirun;
+    char mpi_clock[PATH_MAX]; /* mpirun: the clock shim preloaded into the ranks */
     sigset_t signals; /* SIGCHLD, SIGINT, SIGTERM, SIGHUP: taken by sigtimedwait */
     sigset_t old_mask;
 } job_run;
@@ -417,6 +418,33 @@ static int find_simulator(char *out, size_t outlen)
     return 0;
 }
 
+/* The MPI clock shim (mpi_clock.c) preloaded into ranks started by mpirun:
+ * $P2_MPI_CLOCK if set, else libp2mpiclock.so next to p2run or in
+ * ../libexec/peach2sim beside it. Returns 0 (with a message naming every
+ * place looked in) if none is readable. */
+static int find_mpi_clock(char *out, size_t outlen)
+{
+    const char *env = getenv("P2_MPI_CLOCK");
+    if (env && *env) {
+        snprintf(out, outlen, "%s", env);
+        return file_readable("MPI clock shim ($P2_MPI_CLOCK)", out);
+    }
+    char searched[3 * PATH_MAX] = "";
+    if (self_dir()[0]) {
+        const char *subdirs[] = {"", P2_INSTALL_LIBEXEC_REL "/"};
+        for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
+            snprintf(out, outlen, "%s/%slibp2mpiclock.so", self_dir(), subdirs[i]);
+            if (access(out, R_OK) == 0)
+                return 1;
+            searched_add(searched, sizeof searched, out);
+        }
+    }
+    fprintf(stderr, "p2run: --launcher mpirun: the MPI clock shim libp2mpiclock.so was not found "
+                    "(looked in: %s); set P2_MPI_CLOCK to its path\n",
+            searched[0] ? searched : "nowhere: p2run cannot tell where it lies");
+    return 0;
+}
+
 /* ---- Processes ------------------------------------------------------------ */
 
 static double now_s(void)
@@ -626,6 +654,13 @@ static char **build_mpirun_argv(job_run *jr)
     argv[a++] = np;
     argv[a++] = "-x";
     argv[a++] = "P2_JOB";
+    /* The clock shim goes first, so its MPI_* calls come before Open MPI's. */
+    static char preload[2 * PATH_MAX + 32];
+    const char *old = getenv("LD_PRELOAD");
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", jr->mpi_clock, old && *old ? ":" : "",
+             old && *old ? old : "");
+    argv[a++] = "-x";
+    argv[a++] = preload;
     for (char **e = environ; *e; e++) {
         if (strncmp(*e, "P2_", 3) != 0 || strncmp(*e, "P2_JOB=", 7) == 0)
             continue;
@@ -727,7 +762,8 @@ static int run_job(job_run *jr)
         return P2RUN_USAGE;
     if (!program_runnable("program", o->program[0]))
         return P2RUN_NOEXEC;
-    if (jr->mpirun && !program_runnable("--launcher", "mpirun"))
+    if (jr->mpirun && (!program_runnable("--launcher", "mpirun") ||
+                       !find_mpi_clock(jr->mpi_clock, sizeof jr->mpi_clock)))
         return P2RUN_NOEXEC;
     if (!find_simulator(sim, sizeof sim))
         return P2RUN_NOEXEC;

@@ -139,6 +139,7 @@ void tca_set_device_for_testing(p2_dev *dev)
 
 tcaresult tcaFinalize(void)
 {
+    P2_API_CALL();
     if (!tca_dev())
         return TCA_ERROR_NOT_INITIALIZED;
     tca_lib_detach();
@@ -147,6 +148,7 @@ tcaresult tcaFinalize(void)
 
 tcaresult tcaDMADescInt_Init(void)
 {
+    P2_API_CALL();
     if (!tca_dev())
         return TCA_ERROR_NOT_INITIALIZED;
     tca_g.register_mode = 1;
