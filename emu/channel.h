@@ -140,7 +140,9 @@ typedef struct p2_job_rank {
                                    adopts it when the program next calls it */
     int32_t tid;                /* the program's thread, whose CPU time --clock=cpu
                                    counts (not the threads of libraries it uses) */
-    uint8_t pad0[20];
+    uint32_t in_collective;     /* the MPI clock shim: 1 while the rank is inside an
+                                   MPI collective over every rank of the job */
+    char mpi_call[16];          /* ... which one ("MPI_Barrier"), for messages */
     /* written by the simulator */
     uint64_t req_tail;          /* requests consumed; futex on its low word */
     p2_chan_resp resp;

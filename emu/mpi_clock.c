@@ -75,32 +75,48 @@ static int64_t clock_now(p2_job_rank *ch)
     return t > floor ? t : floor;
 }
 
-/* Every rank of `comm` leaves at least at the latest entry clock. */
-static void order_after_entries(MPI_Comm comm)
+/* Every rank of `comm` leaves at least at the latest entry clock.
+ *
+ * While the rank waits inside a collective over every rank of the job, it
+ * tells the simulator so: its clock cannot hold simulated time back while any
+ * other rank is still outside, since it will leave at that rank's entry or
+ * later. Ranks blocked in MPI under --clock=model then no longer stall a rank
+ * that waits for the model. */
+static void order_after_entries(MPI_Comm comm, const char *call)
 {
     p2_job_rank *ch = rank_channel();
     if (!ch || comm == MPI_COMM_NULL)
         return;
+    int size = 0;
+    int everyone = PMPI_Comm_size(comm, &size) == MPI_SUCCESS && size == (int)job->nranks;
     int64_t mine = clock_now(ch), latest = mine;
-    if (PMPI_Allreduce(&mine, &latest, 1, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+    if (everyone) {
+        snprintf(ch->mpi_call, sizeof ch->mpi_call, "%s", call);
+        p2_st_sc(&ch->in_collective, 1u);
+        p2_job_ring(job);
+    }
+    int ok = PMPI_Allreduce(&mine, &latest, 1, MPI_INT64_T, MPI_MAX, comm) == MPI_SUCCESS;
+    if (!ok || latest <= mine) {
+        if (everyone)
+            p2_st_sc(&ch->in_collective, 0u);
         return;
-    if (latest <= mine)
-        return;
+    }
     p2_st_sc(&ch->clock_floor, latest);
     /* --clock=model: the rank's clock is now exactly `latest`; let the
      * simulator run up to it at once (the runtime republishes on the
      * program's next call). --clock=cpu: the published offset already
      * follows the rank's CPU time, a lower bound of where it will be. */
-    if (job->clock_mode == P2_CLOCK_MODEL && p2_ld_sc(&ch->clock_pub) < latest) {
+    if (job->clock_mode == P2_CLOCK_MODEL && p2_ld_sc(&ch->clock_pub) < latest)
         p2_st_sc(&ch->clock_pub, latest);
-        p2_job_ring(job);
-    }
+    if (everyone)
+        p2_st_sc(&ch->in_collective, 0u);
+    p2_job_ring(job);
 }
 
-#define ORDERED(call, comm)          \
-    do {                             \
-        order_after_entries(comm);   \
-        return call;                 \
+#define ORDERED(call, comm)                        \
+    do {                                           \
+        order_after_entries(comm, __func__);       \
+        return call;                               \
     } while (0)
 
 int MPI_Barrier(MPI_Comm comm) { ORDERED(PMPI_Barrier(comm), comm); }

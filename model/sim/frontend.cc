@@ -158,10 +158,21 @@ uint64_t Frontend::horizon(Rank& r) const {
   return clock > 0 ? std::max<uint64_t>(h, static_cast<uint64_t>(clock)) : h;
 }
 
+bool Frontend::in_world_collective(const Rank& r) const {
+  return r.attached && !r.done && p2_ld(&r.channel->in_collective) != 0;
+}
+
 Frontend::Key Frontend::min_running_horizon() {
+  // A rank inside an MPI collective over every rank (mpi_clock.c) leaves it
+  // no earlier than the entry of any rank still outside; while one is, the
+  // rank inside holds nothing back.
+  bool someone_outside = false;
+  for (const Rank& r : ranks_)
+    if (!r.done && !in_world_collective(r)) someone_outside = true;
   Key best{kNever, ~0u};
   for (Rank& r : ranks_) {
     if (!running(r)) continue;
+    if (someone_outside && in_world_collective(r)) continue;
     Key k{r.attached ? horizon(r) : 0, r.index};
     if (k < best) best = k;
   }
@@ -536,6 +547,9 @@ void Frontend::print_ranks(std::ostream& out) const {
           << us(r.queue.back().stamp) << ")";
     else if (!r.attached)
       out << "not attached to the simulator yet";
+    else if (in_world_collective(r))
+      out << "in " << std::string(r.channel->mpi_call, strnlen(r.channel->mpi_call, sizeof r.channel->mpi_call))
+          << " over every rank, clock " << us(horizon(const_cast<Rank&>(r)));
     else
       out << "running, clock at least " << us(horizon(const_cast<Rank&>(r)));
     out << "\n";

@@ -103,6 +103,7 @@ class Frontend {
   void poll_ranks();
   bool blocked(const Rank& r) const;
   bool running(const Rank& r) const { return !r.done && !blocked(r); }
+  bool in_world_collective(const Rank& r) const;
   uint64_t horizon(Rank& r) const;
   Key min_running_horizon();
   Rank* next_request();

@@ -300,6 +300,24 @@ mpirun)
     expect_rc 0
     expect_out "rank 1: word arrived at"
     expect_clean ;;
+mpi_phases)
+    # A public-client-style MPI + TCA program (barriers between DMA phases,
+    # handles over MPI_Allgather) under the default --clock=model: it used to
+    # stall (a rank in MPI_Barrier held simulated time) or, under --clock=cpu,
+    # lose a notification sent "before" the peer's tcaInit. Now it finishes,
+    # every byte right, with the same simulated times on every run.
+    [ -x "$BIN/emu_mpi_phases" ] || { echo "SKIP: no MPI"; exit 0; }
+    run -n 2 --launcher mpirun --timeout 60 -- "$BIN/emu_mpi_phases"
+    expect_rc 0
+    expect_out "rank 0: 3 phases of 200 round trips, 0 wrong bytes"
+    expect_out "rank 1: 3 phases of 200 round trips, 0 wrong bytes"
+    grep '^rank' "$TMP/out" | sort >"$TMP/first"
+    run -n 2 --launcher mpirun --timeout 60 -- "$BIN/emu_mpi_phases"
+    expect_rc 0
+    grep '^rank' "$TMP/out" | sort >"$TMP/second"
+    cmp -s "$TMP/first" "$TMP/second" ||
+        fail "two runs gave different simulated times: $(cat "$TMP/first" "$TMP/second")"
+    expect_clean ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;
 esac
