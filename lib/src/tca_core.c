@@ -6,6 +6,7 @@
 
 #include "p2_mailbox.h"
 #include "rt/rt_alloc.h"
+#include "rt/rt_cuda.h"
 #include "tca_internal.h"
 
 tca_lib tca_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -125,6 +126,9 @@ tcaresult tca_lib_attach(p2_dev *dev)
 
 void tca_lib_detach(void)
 {
+    /* Real GPU memory still registered goes back before the pool empties. */
+    if (tca_g.dev)
+        p2_rt_cuda_unregister_all(p2_rt_get());
     pthread_mutex_lock(&tca_g.lock);
     /* Unset the ring before its memory goes back: the board drops (and
      * counts) notifications from now on instead of writing freed memory. */
@@ -249,7 +253,7 @@ tcaresult tcaFree(void *ptr, tcaMemoryKind kind)
         uint64_t start;
         unsigned flags;
         if (p2_rt_gpu_find(addr - base, 1, &start, NULL, &flags) != P2_RT_ALLOC_OK ||
-            start != addr - base || (flags & P2_RT_GPU_BLOCK_CUDA))
+            start != addr - base || (flags & (P2_RT_GPU_BLOCK_CUDA | P2_RT_GPU_BLOCK_EXTERNAL)))
             return TCA_ERROR_NOT_REGISTERED;
         return p2_rt_gpu_free(start) == P2_RT_ALLOC_OK ? TCA_SUCCESS : TCA_ERROR_NOT_REGISTERED;
     }
@@ -341,13 +345,29 @@ tcaresult tcaCreateHandle(tcaHandle *handle, void *addr, size_t size, tcaMemoryK
         return TCA_ERROR_INVALID_ARGUMENT;
     uintptr_t base = (uintptr_t)arena_base(dev, kind), a = (uintptr_t)addr;
     uint64_t arena_size = kind == tcaMemoryGPU ? p2_rt_gpu_size() : tca_g.host_arena.size;
-    if (!base || a < base || a - base > arena_size || size > arena_size - (a - base))
+    int in_arena = base && a >= base && a - base <= arena_size && size <= arena_size - (a - base);
+    /* Real GPU memory (cudaMalloc of the real runtime): the simulator maps it
+     * through CUDA IPC into window space reserved for it (rt/rt_cuda.h). */
+    if (kind == tcaMemoryGPU && !in_arena) {
+        uint64_t off;
+        switch (p2_rt_cuda_register(p2_rt_get(), addr, size, &off)) {
+        case P2_RT_CUDA_OK:
+            *handle = tca_handle_make(p2_node_base(dev->node) + P2_GPU_OFFSET + off, size, kind,
+                                      dev->node);
+            return TCA_SUCCESS;
+        case P2_RT_CUDA_FAILED: return TCA_ERROR_NOT_REGISTERED;
+        case P2_RT_CUDA_NOT_DEVICE: break;
+        }
+    }
+    if (!in_arena)
         return TCA_ERROR_NOT_REGISTERED;
     /* GPU memory: the range must lie in one live block, from tcaMalloc or
      * cudaMalloc; the block is then registered for GPUDirect (which makes the
      * CUDA runtime's own copies of it slower: lib/cuda, cuda_d2d_reg_latency_ns). */
     if (kind == tcaMemoryGPU) {
-        if (p2_rt_gpu_find(a - base, size, NULL, NULL, NULL) != P2_RT_ALLOC_OK)
+        unsigned flags;
+        if (p2_rt_gpu_find(a - base, size, NULL, NULL, &flags) != P2_RT_ALLOC_OK ||
+            (flags & P2_RT_GPU_BLOCK_EXTERNAL))
             return TCA_ERROR_NOT_REGISTERED;
         p2_rt_gpu_set_flags(a - base, P2_RT_GPU_BLOCK_REGISTERED);
     }
@@ -360,6 +380,16 @@ tcaresult tcaDestroyHandle(tcaHandle *handle)
 {
     if (!handle || handle->check == 0 || handle->check != tca_handle_check_word(handle))
         return TCA_ERROR_INVALID_HANDLE;
+    /* A handle on real GPU memory ends its registration with the simulator. */
+    p2_dev *dev = tca_dev();
+    if (dev && handle->kind == tcaMemoryGPU && handle->node == dev->node &&
+        handle->pcie_addr >= p2_node_base(dev->node) + P2_GPU_OFFSET) {
+        uint64_t off = handle->pcie_addr - p2_node_base(dev->node) - P2_GPU_OFFSET;
+        unsigned flags;
+        if (p2_rt_gpu_find(off, handle->size, NULL, NULL, &flags) == P2_RT_ALLOC_OK &&
+            (flags & P2_RT_GPU_BLOCK_EXTERNAL))
+            p2_rt_cuda_unregister(p2_rt_get(), off, handle->size);
+    }
     handle->check = 0;
     return TCA_SUCCESS;
 }

@@ -32,7 +32,9 @@ enum { P2_RT_GPU_USER_TCA = 1u, P2_RT_GPU_USER_CUDA = 2u };
 /* Flags of a live block. */
 enum {
     P2_RT_GPU_BLOCK_CUDA = 1u,      /* from cudaMalloc (else from tcaMalloc) */
-    P2_RT_GPU_BLOCK_REGISTERED = 2u /* registered for GPUDirect (tcaCreateHandle) */
+    P2_RT_GPU_BLOCK_REGISTERED = 2u, /* registered for GPUDirect (tcaCreateHandle) */
+    P2_RT_GPU_BLOCK_EXTERNAL = 4u    /* window space for real GPU memory (rt_cuda.h):
+                                        no bytes of the arena are the program's */
 };
 
 typedef enum p2_rt_alloc_status {
