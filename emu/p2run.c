@@ -820,6 +820,12 @@ static char **build_mpirun_argv(job_run *jr)
              old && *old ? old : "");
     argv[a++] = "-x";
     argv[a++] = preload;
+    /* The emulated CUDA runtime's directory (--gpu, select_gpu) reaches ranks
+     * that a remote or daemon-spawned launch would not give our environment. */
+    if (getenv("LD_LIBRARY_PATH")) {
+        argv[a++] = "-x";
+        argv[a++] = "LD_LIBRARY_PATH";
+    }
     for (char **e = environ; *e; e++) {
         if (strncmp(*e, "P2_", 3) != 0 || strncmp(*e, "P2_JOB=", 7) == 0)
             continue;
