@@ -311,6 +311,17 @@ cudaError_t cudaGetDevice(int *dev)
     return cudaSuccess;
 }
 
+cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
+    NEED_DEVICE();
+    (void)rt;
+    /* Scheduling and mapping hints: nothing to schedule on an emulated GPU. */
+    if (flags & ~(unsigned)(cudaDeviceScheduleMask | cudaDeviceMapHost |
+                            cudaDeviceLmemResizeToMax | cudaDeviceSyncMemops))
+        return ret(cudaErrorInvalidValue);
+    return cudaSuccess;
+}
+
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int dev)
 {
     NEED_DEVICE();
@@ -555,6 +566,32 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
     return cudaSuccess;
 }
 
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
+{
+    NEED_DEVICE();
+    if (!free || !total)
+        return ret(cudaErrorInvalidValue);
+    *total = rt->gpu.size;
+    *free = rt->gpu.size - p2_rt_gpu_used();
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
+{
+    NEED_DEVICE();
+    (void)rt;
+    if (!pDevice || flags != 0)
+        return ret(cudaErrorInvalidValue);
+    /* Unified addressing: mapped pinned memory has the same address on the device. */
+    pthread_mutex_lock(&emu.lock);
+    emu_host_block *b = host_block(pHost, 1);
+    pthread_mutex_unlock(&emu.lock);
+    if (!b)
+        return ret(cudaErrorInvalidValue);
+    *pDevice = pHost;
+    return cudaSuccess;
+}
+
 /* What a copy of `bytes` between dst and src costs, after checking them like
  * the real runtime (count 0 is a no-op; cudaMemcpyDefault infers the kind). */
 static cudaError_t copy_cost(p2_rt *rt, void *dst, const void *src, size_t bytes,
@@ -624,8 +661,9 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
     return memcpy_on(dst, src, count, kind, stream, 0);
 }
 
-cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                         size_t height, enum cudaMemcpyKind kind)
+static cudaError_t memcpy2d_on(void *dst, size_t dpitch, const void *src, size_t spitch,
+                               size_t width, size_t height, enum cudaMemcpyKind kind,
+                               cudaStream_t stream, int sync)
 {
     NEED_DEVICE();
     if ((unsigned)kind > cudaMemcpyDefault)
@@ -645,11 +683,24 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
     if (e != cudaSuccess)
         return ret(e);
     p2_rt_api_begin();
-    e = run_work(rt, NULL, ps, 1);
+    e = run_work(rt, stream, ps, sync);
     for (size_t r = 0; e == cudaSuccess && r < height; r++)
         memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
     p2_rt_api_end();
     return ret(e);
+}
+
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                         size_t height, enum cudaMemcpyKind kind)
+{
+    return memcpy2d_on(dst, dpitch, src, spitch, width, height, kind, NULL, 1);
+}
+
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+                              size_t width, size_t height, enum cudaMemcpyKind kind,
+                              cudaStream_t stream)
+{
+    return memcpy2d_on(dst, dpitch, src, spitch, width, height, kind, stream, 0);
 }
 
 static cudaError_t memset_on(void *devPtr, int value, size_t count, cudaStream_t stream, int sync)
@@ -806,6 +857,31 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     } else {
         e->time_ps = stream_ready(st, p2_rt_clock_ps(rt));
         e->recorded = 1;
+    }
+    pthread_mutex_unlock(&emu.lock);
+    p2_rt_leave(rt);
+    return ret(r);
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
+    NEED_DEVICE();
+    if (flags & ~(unsigned)cudaEventWaitExternal)
+        return ret(cudaErrorInvalidValue);
+    cudaError_t r = cudaSuccess;
+    p2_rt_enter(rt);
+    pthread_mutex_lock(&emu.lock);
+    emu_event *e = event_of(event);
+    int ok;
+    emu_stream *st = stream_of(stream, &ok);
+    if (!e || !ok) {
+        r = cudaErrorInvalidResourceHandle;
+    } else if (e->recorded) {
+        /* Later work on the stream starts after the event's time (an event
+         * never recorded is complete: nothing to wait for). */
+        uint64_t t = stream_ready(st, p2_rt_clock_ps(rt));
+        if (e->time_ps > t)
+            stream_set_tail(st, e->time_ps);
     }
     pthread_mutex_unlock(&emu.lock);
     p2_rt_leave(rt);

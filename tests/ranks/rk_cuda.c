@@ -204,6 +204,143 @@ static void time_checks(void)
     free(pageable);
 }
 
+/* The other listed calls, each checked by what it does: cudaHostAlloc and
+ * cudaHostGetDevicePointer, cudaMemcpy2D (a strided block, byte for byte),
+ * cudaMemsetAsync, cudaMemGetInfo, cudaSetDeviceFlags, cudaDeviceSynchronize,
+ * and two streams ordered by cudaStreamWaitEvent: with the emulated runtime
+ * the waiting stream's copy starts exactly when the event's copy ends. */
+static void more_calls(int emulated)
+{
+    enum { W = 48, H = 20, SP = 64, DP = 80 };
+    uint8_t *h, *back, *d, *dev_view;
+    CU(cudaSetDeviceFlags(cudaDeviceScheduleAuto));
+    CU(cudaHostAlloc((void **)&h, SP * H, cudaHostAllocMapped | cudaHostAllocPortable));
+    CU(cudaHostGetDevicePointer((void **)&dev_view, h, 0));
+    if (!dev_view)
+        rk_fail("cudaHostGetDevicePointer gave NULL");
+    CU(cudaMallocHost((void **)&back, DP * H));
+    CU(cudaMalloc((void **)&d, DP * H));
+    size_t free0, total;
+    CU(cudaMemGetInfo(&free0, &total));
+    if (free0 > total || total == 0)
+        rk_fail("cudaMemGetInfo: %zu free of %zu", free0, total);
+    rk_fill(h, SP * H, 0x2d, (unsigned)rank);
+    CU(cudaMemsetAsync(d, 0x5a, DP * H, 0));
+    CU(cudaMemcpy2D(d, DP, h, SP, W, H, cudaMemcpyHostToDevice));
+    CU(cudaDeviceSynchronize());
+    CU(cudaMemcpy(back, d, DP * H, cudaMemcpyDeviceToHost));
+    for (int r = 0; r < H; r++)
+        for (int c = 0; c < DP; c++) {
+            uint8_t want = c < W ? h[r * SP + c] : 0x5a;
+            if (back[r * DP + c] != want)
+                rk_fail("cudaMemcpy2D: row %d byte %d is 0x%02x, want 0x%02x", r, c,
+                        back[r * DP + c], want);
+        }
+    CU(cudaMemcpy2D(back, W, d, DP, W, H, cudaMemcpyDefault)); /* and back, packed */
+    for (int r = 0; r < H; r++)
+        if (memcmp(back + r * W, h + r * SP, W) != 0)
+            rk_fail("cudaMemcpy2D device to host: row %d differs", r);
+
+    if (emulated) {
+        const size_t big = 1 << 20, small = 4096;
+        uint8_t *hb, *db;
+        CU(cudaMallocHost((void **)&hb, big));
+        CU(cudaMalloc((void **)&db, big));
+        cudaStream_t s1, s2;
+        cudaEvent_t start, copied, done;
+        CU(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+        CU(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+        CU(cudaEventCreate(&start));
+        CU(cudaEventCreate(&copied));
+        CU(cudaEventCreate(&done));
+        CU(cudaEventRecord(start, s1));
+        CU(cudaMemcpyAsync(db, hb, big, cudaMemcpyHostToDevice, s1));
+        CU(cudaEventRecord(copied, s1));
+        CU(cudaStreamWaitEvent(s2, copied, 0));
+        CU(cudaMemcpy2DAsync(hb, small, db, small, small, 1, cudaMemcpyDeviceToHost, s2));
+        CU(cudaEventRecord(done, s2));
+        CU(cudaStreamSynchronize(s2));
+        CU(cudaStreamQuery(s1)); /* s1 ended before s2's copy began */
+        float ms = 0;
+        CU(cudaEventElapsedTime(&ms, start, done));
+        double want = copy_s(8.0, (double)big, 10.0) + copy_s(8.0, (double)small, 10.0);
+        if (fabs(ms * 1e-3 - want) > want * 1e-6)
+            rk_fail("cudaStreamWaitEvent: the two copies took %.4f us, expected %.4f us",
+                    ms * 1e3, want * 1e6);
+        printf("rank %d: time: 1 MiB H2D then, after cudaStreamWaitEvent, 4 KiB D2H: %.4f us\n",
+               rank, ms * 1e3);
+        CU(cudaEventDestroy(start));
+        CU(cudaEventDestroy(copied));
+        CU(cudaEventDestroy(done));
+        CU(cudaStreamDestroy(s1));
+        CU(cudaStreamDestroy(s2));
+        CU(cudaFree(db));
+        CU(cudaFreeHost(hb));
+    }
+    size_t free1;
+    CU(cudaMemGetInfo(&free1, &total));
+    CU(cudaFree(d));
+    size_t free2;
+    CU(cudaMemGetInfo(&free2, &total));
+    if (emulated && free2 != free1 + DP * H + (64 - DP * H % 64) % 64)
+        rk_fail("cudaMemGetInfo: %zu free after cudaFree of %d bytes, %zu before", free2, DP * H,
+                free1);
+    CU(cudaFreeHost(back));
+    CU(cudaFreeHost(h));
+    printf("rank %d: more calls: HostAlloc, Memcpy2D(Async), MemsetAsync, MemGetInfo, "
+           "StreamWaitEvent all right\n", rank);
+}
+
+/* A copy within one GPU's memory: PEACH2 DMA from the node to itself against
+ * cudaMemcpy device to device on registered memory (hardware.md: PEACH2 is
+ * faster up to 8 KB; cudaMemcpy's minimum is 13.0 us there). The model's
+ * PEACH2 side is its GPU DMA (gpu_read_gbps and the rest), the CUDA side the
+ * cuda_* parameters: the crossover follows from both and is printed. */
+static void crossover_checks(void)
+{
+    const size_t max = 64 * 1024;
+    uint8_t *d, *h;
+    CU(cudaMalloc((void **)&d, 2 * max));
+    CU(cudaMallocHost((void **)&h, max));
+    rk_fill(h, max, 0x9e, 0);
+    CU(cudaMemcpy(d, h, max, cudaMemcpyHostToDevice));
+    tcaHandle g;
+    RK_TCA(tcaCreateHandle(&g, d, 2 * max, tcaMemoryGPU));
+    size_t faster_up_to = 0; /* PEACH2 faster at every size up to this */
+    int slower_seen = 0;
+    printf("rank 0: copy within one GPU (bytes, PEACH2 DMA us, cudaMemcpy D2D registered us)\n");
+    for (size_t n = 8; n <= max; n *= 2) {
+        tcaDesc *desc = tcaDescNew(); /* one transfer (SetMemcpy appends to a chain) */
+        if (!desc)
+            rk_fail("tcaDescNew");
+        RK_TCA(tcaDescSetMemcpy(desc, &g, max, &g, 0, n, 0, 0, 0));
+        RK_TCA(tcaDescSet(desc, 0));
+        double t0 = p2_wtime();
+        RK_TCA(tcaStartDMADesc(0));
+        RK_TCA(tcaWaitDMAC(0));
+        double t1 = p2_wtime();
+        RK_TCA(tcaDescFree(desc));
+        CU(cudaMemcpy(d + max, d, n, cudaMemcpyDeviceToDevice));
+        double t2 = p2_wtime();
+        expect_time(t2 - t1, copy_s(13.0, (double)n, 90.0), "cudaMemcpy D2D registered");
+        printf("rank 0: within-GPU %6zu %9.3f %9.3f\n", n, (t1 - t0) * 1e6, (t2 - t1) * 1e6);
+        if (t1 - t0 < t2 - t1 && !slower_seen)
+            faster_up_to = n;
+        else
+            slower_seen = 1;
+    }
+    CU(cudaMemcpy(h, d + max, max, cudaMemcpyDeviceToHost));
+    rk_check(h, max, 0x9e, 0, 0, "the copy within one GPU");
+    if (faster_up_to < 8192)
+        rk_fail("PEACH2's copy within one GPU is faster only up to %zu bytes, not 8 KB",
+                faster_up_to);
+    printf("rank 0: copy within one GPU: PEACH2 faster up to %zu bytes (published: 8 KB)\n",
+           faster_up_to);
+    RK_TCA(tcaDestroyHandle(&g));
+    CU(cudaFreeHost(h));
+    CU(cudaFree(d));
+}
+
 static void not_a_kernel(void) {}
 
 static void error_checks(int emulated)
@@ -261,6 +398,29 @@ static void error_checks(int emulated)
     CU(cudaEventDestroy(nt));
     CU(cudaEventDestroy(e1));
     CU(cudaEventDestroy(e0));
+    /* freed memory through the other copy calls, and host memory nobody pinned */
+    CU_EXPECT(cudaMemsetAsync(gone, 0, 64, 0), cudaErrorInvalidValue);
+    CU_EXPECT(cudaMemcpy2D(gone, 16, h, 16, 16, 2, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    CU_EXPECT(cudaMemcpyAsync(h, gone, 64, cudaMemcpyDeviceToHost, 0), cudaErrorInvalidValue);
+    void *view;
+    CU_EXPECT(cudaHostGetDevicePointer(&view, h, 0), cudaErrorInvalidValue);
+    size_t total;
+    CU_EXPECT(cudaMemGetInfo(NULL, &total), cudaErrorInvalidValue);
+    if (emulated) {
+        /* Handles used after destruction: undefined on a real runtime (it may
+         * crash), an error here. */
+        cudaStream_t dead;
+        cudaEvent_t dead_ev;
+        CU(cudaStreamCreate(&dead));
+        CU(cudaEventCreate(&dead_ev));
+        CU(cudaStreamDestroy(dead));
+        CU(cudaEventDestroy(dead_ev));
+        CU_EXPECT(cudaMemcpyAsync(d, h, 64, cudaMemcpyHostToDevice, dead),
+                  cudaErrorInvalidResourceHandle);
+        CU_EXPECT(cudaStreamSynchronize(dead), cudaErrorInvalidResourceHandle);
+        CU_EXPECT(cudaEventRecord(dead_ev, 0), cudaErrorInvalidResourceHandle);
+        CU_EXPECT(cudaStreamWaitEvent(0, dead_ev, 0), cudaErrorInvalidResourceHandle);
+    }
     /* kernels: the emulated GPU runs none */
     void *args[1] = {NULL};
     CU_EXPECT(cudaLaunchKernel((const void *)not_a_kernel, (dim3){1, 1, 1}, (dim3){32, 1, 1},
@@ -286,8 +446,11 @@ int main(void)
         return 0;
     RK_TCA(tcaInit());
     data_checks();
+    more_calls(emulated);
     if (emulated)
         time_checks();
+    if (emulated && rank == 0)
+        crossover_checks();
     error_checks(emulated);
     RK_TCA(tcaFinalize());
     CU(cudaDeviceReset());

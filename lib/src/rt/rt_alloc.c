@@ -78,6 +78,14 @@ uint64_t p2_rt_gpu_size(void)
     return size;
 }
 
+uint64_t p2_rt_gpu_used(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    uint64_t used = pool.arena.size ? tca_arena_used(&pool.arena) : 0;
+    pthread_mutex_unlock(&pool.lock);
+    return used;
+}
+
 p2_rt_alloc_status p2_rt_gpu_alloc(uint64_t size, unsigned flags, uint64_t *offset)
 {
     pthread_mutex_lock(&pool.lock);

@@ -53,6 +53,8 @@ void p2_rt_gpu_unbind(unsigned user);
 /* The memory the pool serves (NULL, 0 when unbound). */
 uint8_t *p2_rt_gpu_base(void);
 uint64_t p2_rt_gpu_size(void);
+/* Bytes in live blocks (cudaMemGetInfo). */
+uint64_t p2_rt_gpu_used(void);
 
 /* *offset = a fresh block of `size` bytes (rounded up to 64) with `flags`. */
 p2_rt_alloc_status p2_rt_gpu_alloc(uint64_t size, unsigned flags, uint64_t *offset);
