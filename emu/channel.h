@@ -75,7 +75,9 @@ typedef enum p2_chan_op {
     P2_CHAN_GPU_REGISTER = 8,  /* blocking, no device: back [a, a + b) of the node's GPU
                                   window (offsets from its start) with real GPU memory;
                                   data holds a p2_chan_gpu_ipc (README, CUDA) */
-    P2_CHAN_GPU_UNREGISTER = 9 /* posted: end the range registered at window offset a */
+    P2_CHAN_GPU_UNREGISTER = 9 /* blocking: end the range registered at window offset a
+                                  (answered once the simulator closed its mapping, so
+                                  that the rank may cudaFree the memory then) */
 } p2_chan_op;
 
 /* P2_CHAN_GPU_REGISTER's data: the CUDA IPC handle of the allocation
@@ -100,7 +102,7 @@ typedef struct p2_chan_gpu_ipc {
 static inline int p2_chan_op_blocks(uint32_t op)
 {
     return op == P2_CHAN_MMIO_READ || op == P2_CHAN_WAIT_REG || op == P2_CHAN_WAIT_MEM ||
-           op == P2_CHAN_GPU_REGISTER;
+           op == P2_CHAN_GPU_REGISTER || op == P2_CHAN_GPU_UNREGISTER;
 }
 
 typedef struct p2_chan_req {

@@ -570,9 +570,9 @@ static int select_gpu(const options *o)
     program_path(o->program[0], path, sizeof path);
     int uses_cuda = path[0] && file_contains(path, "libcudart.so");
     int explicit_choice = strcmp(o->gpu, "auto") != 0;
-    /* The static runtime opens the driver by name itself; the shared one
-     * leaves that to libcudart. */
-    if (path[0] && !uses_cuda && file_contains(path, "libcuda.so.1"))
+    /* The static runtime carries its error names (a program that only uses
+     * the driver API, libcuda.so.1, does not). */
+    if (path[0] && !uses_cuda && file_contains(path, "cudaErrorInsufficientDriver"))
         fprintf(stderr, "p2run: warning: %s seems to link the CUDA runtime statically (nvcc's "
                         "default); build it with -cudart shared so that p2run can choose its "
                         "runtime\n", o->program[0]);

@@ -72,6 +72,7 @@ class CudaDriver {
   CUresult (*ipc_close_)(CUdeviceptr) = nullptr;
   CUresult (*htod_)(CUdeviceptr, const void*, size_t) = nullptr;
   CUresult (*dtoh_)(void*, CUdeviceptr, size_t) = nullptr;
+  CUresult (*synchronize_)() = nullptr;
 
  private:
   CudaDriver() {
@@ -87,7 +88,7 @@ class CudaDriver {
                sym(ctx_push_, "cuCtxPushCurrent_v2") && sym(ctx_pop_, "cuCtxPopCurrent_v2") &&
                sym(ipc_open_, "cuIpcOpenMemHandle_v2") &&
                sym(ipc_close_, "cuIpcCloseMemHandle") && sym(htod_, "cuMemcpyHtoD_v2") &&
-               sym(dtoh_, "cuMemcpyDtoH_v2");
+               sym(dtoh_, "cuMemcpyDtoH_v2") && sym(synchronize_, "cuCtxSynchronize");
     sym(get_error_string_, "cuGetErrorString");
     if (!all) return;  // why_ names the missing call
     CUresult r = init_(0);
@@ -221,7 +222,13 @@ bool CudaIpcMemory::write(uint64_t off, const uint8_t* src, uint64_t len) {
     return false;
   }
   Mapping& m = *r->mapping;
-  CudaDriver::CUresult e = m.driver->in(m.ctx, [&] { return m.driver->htod_(m.base + into, src, len); });
+  // From pageable memory cuMemcpyHtoD may return before the bytes are in GPU
+  // memory; they must be there before the model says so (the rank may read
+  // them through its own context next).
+  CudaDriver::CUresult e = m.driver->in(m.ctx, [&] {
+    CudaDriver::CUresult r = m.driver->htod_(m.base + into, src, len);
+    return r != 0 ? r : m.driver->synchronize_();
+  });
   if (e != 0)
     std::cerr << "p2sim: node " << node_ << ": GPU memory write of " << len << " bytes: "
               << m.driver->error("cuMemcpyHtoD", e) << "\n";

@@ -273,10 +273,6 @@ void Frontend::execute(Rank& r, Request& q) {
       dev->bar_write(q.bar, q.a, q.data.data(), static_cast<uint32_t>(q.data.size()));
       return;
     }
-    case P2_CHAN_GPU_UNREGISTER:
-      if (!gpu_ipc_[r.node] || !gpu_ipc_[r.node]->remove(q.a))
-        warn(r, "unregistering GPU window offset " + hex(q.a) + ", which no range starts at; ignored");
-      return;
     case P2_CHAN_EXIT:
       r.done = true;
       r.done_at = now_ps();
@@ -285,6 +281,7 @@ void Frontend::execute(Rank& r, Request& q) {
     case P2_CHAN_WAIT_REG:
     case P2_CHAN_WAIT_MEM:
     case P2_CHAN_GPU_REGISTER:
+    case P2_CHAN_GPU_UNREGISTER:
       start_wait(r, q);
       return;
     default:
@@ -338,6 +335,14 @@ void Frontend::start_wait(Rank& r, Request& q) {
       return;
     case P2_CHAN_GPU_REGISTER:
       register_gpu(r);
+      return;
+    case P2_CHAN_GPU_UNREGISTER:
+      if (gpu_ipc_[r.node] && gpu_ipc_[r.node]->remove(w.a)) {
+        answer(r, P2_CHAN_OK, 0);
+      } else {
+        warn(r, "unregistering GPU window offset " + hex(w.a) + ", where no range starts");
+        answer(r, P2_CHAN_FAILED, 0);
+      }
       return;
     case P2_CHAN_WAIT_MEM:
       if (w.a % 8 != 0 || !cluster_.host(r.node).read(w.a, probe, 8)) {
@@ -406,7 +411,10 @@ void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
   // The rank resumes at t (a wait also charges poll_detect_ns): nothing it
   // sends from now on is stamped earlier.
   r.answer_floor =
-      t + (r.wait.op == P2_CHAN_MMIO_READ || r.wait.op == P2_CHAN_GPU_REGISTER ? 0 : poll_detect_ps_);
+      t + (r.wait.op == P2_CHAN_MMIO_READ || r.wait.op == P2_CHAN_GPU_REGISTER ||
+                   r.wait.op == P2_CHAN_GPU_UNREGISTER
+               ? 0
+               : poll_detect_ps_);
   // Its published CPU offset predates the wait; it republishes after resuming.
   if (clock_ == P2_CLOCK_CPU) p2_st_sc(&r.channel->clock_pub, P2_CLOCK_UNKNOWN);
   p2_chan_answer(r.channel, r.wait.seq, status, value, t);

@@ -358,6 +358,19 @@ mpi_cuda)
         echo "real GPU: $(grep '^rank' "$TMP/out")"
     fi
     expect_clean ;;
+cudart_static)
+    # The static CUDA runtime cannot be swapped for the emulated one: p2run
+    # says what to do instead, and still runs the program.
+    [ -x "$BIN/emu_cudart_static" ] || { echo "SKIP: no CUDA toolkit"; exit 0; }
+    run -n 1 --timeout 20 -- "$BIN/emu_cudart_static"
+    expect_rc 0
+    expect_err "seems to link the CUDA runtime statically (nvcc's default); build it with -cudart shared"
+    expect_out "static runtime: cudaGetDeviceCount"
+    # A driver-API program (it needs libcuda.so.1, not the runtime) is no such case.
+    LD_LIBRARY_PATH="$BIN/../ranks/fake_cuda" run -n 2 --timeout 20 -- "$BIN/../ranks/rk_cuda_ipc"
+    expect_rc 0
+    grep -qF "statically" "$TMP/err" && fail "warned about a program without the static runtime"
+    expect_clean ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;
 esac

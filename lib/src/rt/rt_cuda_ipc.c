@@ -26,21 +26,29 @@ enum {
 };
 
 static struct {
-    pthread_once_t once;
+    pthread_mutex_t lock;
     int loaded;
     cu_result (*pointer_get_attribute)(void *, int, cu_deviceptr);
     cu_result (*mem_get_address_range)(cu_deviceptr *, size_t *, cu_deviceptr);
     cu_result (*ipc_get_mem_handle)(cu_ipc_mem_handle *, cu_deviceptr);
     cu_result (*get_error_string)(cu_result, const char **);
-} cu = {.once = PTHREAD_ONCE_INIT};
+} cu = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The driver, if this process already holds it: the real libcudart loads it
- * at its first call; the emulated one never does. */
-static void cu_load(void)
+ * at its first call; the emulated one never does. Tried again on every call
+ * until found, since the program may start CUDA after its first handle. */
+static int cu_load(void)
 {
+    pthread_mutex_lock(&cu.lock);
+    if (cu.loaded) {
+        pthread_mutex_unlock(&cu.lock);
+        return 1;
+    }
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!h)
-        return;
+    if (!h) {
+        pthread_mutex_unlock(&cu.lock);
+        return 0;
+    }
     cu.pointer_get_attribute = (cu_result(*)(void *, int, cu_deviceptr))dlsym(h, "cuPointerGetAttribute");
     cu.mem_get_address_range =
         (cu_result(*)(cu_deviceptr *, size_t *, cu_deviceptr))dlsym(h, "cuMemGetAddressRange_v2");
@@ -48,6 +56,8 @@ static void cu_load(void)
         (cu_result(*)(cu_ipc_mem_handle *, cu_deviceptr))dlsym(h, "cuIpcGetMemHandle");
     cu.get_error_string = (cu_result(*)(cu_result, const char **))dlsym(h, "cuGetErrorString");
     cu.loaded = cu.pointer_get_attribute && cu.mem_get_address_range && cu.ipc_get_mem_handle;
+    pthread_mutex_unlock(&cu.lock);
+    return cu.loaded;
 }
 
 static const char *cu_error(cu_result r)
@@ -71,8 +81,7 @@ static registration *regs;
 p2_rt_cuda_status p2_rt_cuda_register(p2_rt *rt, const void *p, uint64_t len,
                                       uint64_t *window_off)
 {
-    pthread_once(&cu.once, cu_load);
-    if (!rt || !cu.loaded || !p || len == 0)
+    if (!rt || !p || len == 0 || !cu_load())
         return P2_RT_CUDA_NOT_DEVICE;
     cu_deviceptr dp = (cu_deviceptr)(uintptr_t)p;
     unsigned int type = 0;
@@ -138,10 +147,14 @@ p2_rt_cuda_status p2_rt_cuda_register(p2_rt *rt, const void *p, uint64_t len,
 
 static void unregister(p2_rt *rt, registration *reg)
 {
+    /* Blocking: once answered, the simulator holds no mapping of the memory,
+     * which the program may then cudaFree (CUDA IPC requires that order). */
     p2_chan_req req = {.op = P2_CHAN_GPU_UNREGISTER, .a = reg->window_off};
+    p2_chan_resp resp;
     if (rt) {
         p2_rt_enter(rt);
-        p2_rt_post(rt, &req);
+        if (p2_rt_call(rt, &req, &resp) == 0)
+            p2_rt_advance_to(rt, resp.time_ps);
         p2_rt_leave(rt);
     }
     p2_rt_gpu_free(reg->window_off);
