@@ -73,6 +73,7 @@ int main(int argc, char **argv)
         hbuf[i] = pattern(rank, i);
     CUDA(cudaMemcpy(dbuf, hbuf, BYTES, cudaMemcpyHostToDevice));
     CUDA(cudaMemset(dbuf + BYTES, 0, BYTES));
+    CUDA(cudaDeviceSynchronize()); /* the memset is asynchronous; done before peers write */
 
     TCA(tcaInit());
     tcaHandle mine, *all = malloc((size_t)size * sizeof *all);

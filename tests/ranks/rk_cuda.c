@@ -110,6 +110,7 @@ static void data_checks(void)
         memset(h, 0, BYTES);
     } else {
         CU(cudaMemset(d, 0xee, BYTES));
+        CU(cudaDeviceSynchronize()); /* asynchronous on a real GPU: done before the DMA lands */
     }
     RK_TCA(tcaCreateHandle(&mine, d, BYTES, tcaMemoryGPU));
     RK_TCA(p2_exchange(&mine, all, sizeof mine));
