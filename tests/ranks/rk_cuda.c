@@ -26,6 +26,10 @@
 #define TAG 0x100
 
 static int rank;
+/* The D2D latencies the run's parameters give (params.def cuda_d2d_latency_ns,
+ * cuda_d2d_reg_latency_ns), in us; "d2d=US" and "d2d_reg=US" arguments say
+ * what a --params file set. */
+static double d2d_us = 6.0, d2d_reg_us = 13.0;
 
 static void cu_check(cudaError_t got, cudaError_t want, const char *call, int line)
 {
@@ -183,13 +187,13 @@ static void time_checks(void)
     expect_time(t2 - t1, copy_s(8.0, (double)small, 6.0), "cudaMemcpy D2H 4 KiB pageable");
     CU(cudaMemcpy(d3, d2, small, cudaMemcpyDeviceToDevice));
     double t3 = p2_wtime();
-    expect_time(t3 - t2, copy_s(6.0, (double)small, 90.0), "cudaMemcpy D2D 4 KiB unregistered");
+    expect_time(t3 - t2, copy_s(d2d_us, (double)small, 90.0), "cudaMemcpy D2D 4 KiB unregistered");
     tcaHandle reg;
     RK_TCA(tcaCreateHandle(&reg, d2, small, tcaMemoryGPU)); /* GPUDirect-registered now */
     double t4 = p2_wtime();
     CU(cudaMemcpy(d3, d2, small, cudaMemcpyDefault));
     double t5 = p2_wtime();
-    expect_time(t5 - t4, copy_s(13.0, (double)small, 90.0), "cudaMemcpy D2D 4 KiB registered");
+    expect_time(t5 - t4, copy_s(d2d_reg_us, (double)small, 90.0), "cudaMemcpy D2D 4 KiB registered");
     CU(cudaMemset(d, 0, big));
     double t6 = p2_wtime();
     expect_time(t6 - t5, copy_s(5.0, (double)big, 180.0), "cudaMemset 1 MiB");
@@ -323,7 +327,7 @@ static void crossover_checks(void)
         RK_TCA(tcaDescFree(desc));
         CU(cudaMemcpy(d + max, d, n, cudaMemcpyDeviceToDevice));
         double t2 = p2_wtime();
-        expect_time(t2 - t1, copy_s(13.0, (double)n, 90.0), "cudaMemcpy D2D registered");
+        expect_time(t2 - t1, copy_s(d2d_reg_us, (double)n, 90.0), "cudaMemcpy D2D registered");
         printf("rank 0: within-GPU %6zu %9.3f %9.3f\n", n, (t1 - t0) * 1e6, (t2 - t1) * 1e6);
         if (t1 - t0 < t2 - t1 && !slower_seen)
             faster_up_to = n;
@@ -435,9 +439,13 @@ static void error_checks(int emulated)
     free(h);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     rank = p2_rank();
+    for (int i = 1; i < argc; i++)
+        if (sscanf(argv[i], "d2d=%lf", &d2d_us) != 1 &&
+            sscanf(argv[i], "d2d_reg=%lf", &d2d_reg_us) != 1)
+            rk_fail("unknown argument '%s' (d2d=US, d2d_reg=US)", argv[i]);
     /* On a GPU machine (p2run --gpu real, or auto there) the same program runs
      * on the real runtime: the GPU DMA then reaches real cudaMalloc memory
      * through CUDA IPC (README, CUDA), and every error path must answer as
