@@ -595,8 +595,9 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
 /* What a copy of `bytes` between dst and src costs, after checking them like
  * the real runtime (count 0 is a no-op; cudaMemcpyDefault infers the kind). */
 static cudaError_t copy_cost(p2_rt *rt, void *dst, const void *src, size_t bytes,
-                             enum cudaMemcpyKind kind, uint64_t *ps)
+                             enum cudaMemcpyKind kind, uint64_t *ps, int *pageable)
 {
+    *pageable = 0;
     if ((unsigned)kind > cudaMemcpyDefault)
         return cudaErrorInvalidMemcpyDirection;
     *ps = 0;
@@ -618,12 +619,12 @@ static cudaError_t copy_cost(p2_rt *rt, void *dst, const void *src, size_t bytes
     const typeof(rt->cuda) *c = &rt->cuda;
     switch (kind) {
     case cudaMemcpyHostToDevice:
-        *ps = cost_ps(c->h2d_ps, (double)bytes,
-                      host_pinned(rt, src, bytes) ? c->h2d_bps : c->pageable_bps);
+        *pageable = !host_pinned(rt, src, bytes);
+        *ps = cost_ps(c->h2d_ps, (double)bytes, *pageable ? c->pageable_bps : c->h2d_bps);
         break;
     case cudaMemcpyDeviceToHost:
-        *ps = cost_ps(c->d2h_ps, (double)bytes,
-                      host_pinned(rt, dst, bytes) ? c->d2h_bps : c->pageable_bps);
+        *pageable = !host_pinned(rt, dst, bytes);
+        *ps = cost_ps(c->d2h_ps, (double)bytes, *pageable ? c->pageable_bps : c->d2h_bps);
         break;
     case cudaMemcpyDeviceToDevice:
         *ps = cost_ps(((fd | fs) & P2_RT_GPU_BLOCK_REGISTERED) ? c->d2d_reg_ps : c->d2d_ps,
@@ -641,9 +642,12 @@ static cudaError_t memcpy_on(void *dst, const void *src, size_t count, enum cuda
     NEED_DEVICE();
     p2_rt_api_begin();
     uint64_t ps;
-    cudaError_t e = copy_cost(rt, dst, src, count, kind, &ps);
+    int pageable;
+    cudaError_t e = copy_cost(rt, dst, src, count, kind, &ps, &pageable);
+    /* An asynchronous copy from or to pageable memory returns only once the
+     * host side is done, as the real runtime's staged copies do. */
     if (e == cudaSuccess)
-        e = run_work(rt, stream, ps, sync);
+        e = run_work(rt, stream, ps, sync || pageable);
     if (e == cudaSuccess && count)
         memmove(dst, src, count);
     p2_rt_api_end();
@@ -676,14 +680,15 @@ static cudaError_t memcpy2d_on(void *dst, size_t dpitch, const void *src, size_t
      * row by row. */
     size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
     uint64_t ps;
-    cudaError_t e = copy_cost(rt, dst, src, width * height, kind, &ps);
+    int pageable;
+    cudaError_t e = copy_cost(rt, dst, src, width * height, kind, &ps, &pageable);
     if (e == cudaSuccess && ((in_gpu(rt, dst) && !device_range(rt, dst, dspan, NULL)) ||
                              (in_gpu(rt, src) && !device_range(rt, src, sspan, NULL))))
         e = cudaErrorInvalidValue;
     if (e != cudaSuccess)
         return ret(e);
     p2_rt_api_begin();
-    e = run_work(rt, stream, ps, sync);
+    e = run_work(rt, stream, ps, sync || pageable);
     for (size_t r = 0; e == cudaSuccess && r < height; r++)
         memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
     p2_rt_api_end();

@@ -197,6 +197,14 @@ static void time_checks(void)
     CU(cudaMemset(d, 0, big));
     double t6 = p2_wtime();
     expect_time(t6 - t5, copy_s(5.0, (double)big, 180.0), "cudaMemset 1 MiB");
+    /* Asynchronous from pageable memory: returns when done, as a real runtime's
+     * staged copy does; from pinned memory at once. */
+    CU(cudaMemcpyAsync(d, pageable, small, cudaMemcpyHostToDevice, s));
+    double t7 = p2_wtime();
+    expect_time(t7 - t6, copy_s(8.0, (double)small, 6.0), "cudaMemcpyAsync H2D 4 KiB pageable");
+    CU(cudaMemcpyAsync(d, h, small, cudaMemcpyHostToDevice, s));
+    expect_time(p2_wtime() - t7, 0.0, "cudaMemcpyAsync H2D 4 KiB pinned (queued)");
+    CU(cudaStreamSynchronize(s));
     RK_TCA(tcaDestroyHandle(&reg));
 
     CU(cudaEventDestroy(e0));
