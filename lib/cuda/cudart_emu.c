@@ -594,10 +594,17 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
 
 /* What a copy of `bytes` between dst and src costs, after checking them like
  * the real runtime (count 0 is a no-op; cudaMemcpyDefault infers the kind). */
+/* *waits says when the host waits for the copy (the real runtime's rules):
+ * HOST_ALWAYS from or to pageable memory (staged, even asynchronously),
+ * HOST_IF_SYNC for cudaMemcpy between host and device or on memory
+ * registered for GPUDirect (whose sync-memops attribute makes its copies
+ * synchronous), HOST_NEVER for cudaMemcpy device to device otherwise. */
+enum { HOST_NEVER = 0, HOST_IF_SYNC = 1, HOST_ALWAYS = 2 };
+
 static cudaError_t copy_cost(p2_rt *rt, void *dst, const void *src, size_t bytes,
-                             enum cudaMemcpyKind kind, uint64_t *ps, int *pageable)
+                             enum cudaMemcpyKind kind, uint64_t *ps, int *waits)
 {
-    *pageable = 0;
+    *waits = HOST_IF_SYNC;
     if ((unsigned)kind > cudaMemcpyDefault)
         return cudaErrorInvalidMemcpyDirection;
     *ps = 0;
@@ -619,17 +626,23 @@ static cudaError_t copy_cost(p2_rt *rt, void *dst, const void *src, size_t bytes
     const typeof(rt->cuda) *c = &rt->cuda;
     switch (kind) {
     case cudaMemcpyHostToDevice:
-        *pageable = !host_pinned(rt, src, bytes);
-        *ps = cost_ps(c->h2d_ps, (double)bytes, *pageable ? c->pageable_bps : c->h2d_bps);
+        if (!host_pinned(rt, src, bytes))
+            *waits = HOST_ALWAYS;
+        *ps = cost_ps(c->h2d_ps, (double)bytes,
+                      *waits == HOST_ALWAYS ? c->pageable_bps : c->h2d_bps);
         break;
     case cudaMemcpyDeviceToHost:
-        *pageable = !host_pinned(rt, dst, bytes);
-        *ps = cost_ps(c->d2h_ps, (double)bytes, *pageable ? c->pageable_bps : c->d2h_bps);
+        if (!host_pinned(rt, dst, bytes))
+            *waits = HOST_ALWAYS;
+        *ps = cost_ps(c->d2h_ps, (double)bytes,
+                      *waits == HOST_ALWAYS ? c->pageable_bps : c->d2h_bps);
         break;
-    case cudaMemcpyDeviceToDevice:
-        *ps = cost_ps(((fd | fs) & P2_RT_GPU_BLOCK_REGISTERED) ? c->d2d_reg_ps : c->d2d_ps,
-                      (double)bytes, c->d2d_bps);
+    case cudaMemcpyDeviceToDevice: {
+        int registered = ((fd | fs) & P2_RT_GPU_BLOCK_REGISTERED) != 0;
+        *waits = registered ? HOST_IF_SYNC : HOST_NEVER;
+        *ps = cost_ps(registered ? c->d2d_reg_ps : c->d2d_ps, (double)bytes, c->d2d_bps);
         break;
+    }
     default: /* host to host: the CPU's memcpy, not modelled */
         break;
     }
@@ -642,12 +655,10 @@ static cudaError_t memcpy_on(void *dst, const void *src, size_t count, enum cuda
     NEED_DEVICE();
     p2_rt_api_begin();
     uint64_t ps;
-    int pageable;
-    cudaError_t e = copy_cost(rt, dst, src, count, kind, &ps, &pageable);
-    /* An asynchronous copy from or to pageable memory returns only once the
-     * host side is done, as the real runtime's staged copies do. */
+    int waits;
+    cudaError_t e = copy_cost(rt, dst, src, count, kind, &ps, &waits);
     if (e == cudaSuccess)
-        e = run_work(rt, stream, ps, sync || pageable);
+        e = run_work(rt, stream, ps, waits == HOST_ALWAYS || (sync && waits == HOST_IF_SYNC));
     if (e == cudaSuccess && count)
         memmove(dst, src, count);
     p2_rt_api_end();
@@ -680,15 +691,15 @@ static cudaError_t memcpy2d_on(void *dst, size_t dpitch, const void *src, size_t
      * row by row. */
     size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
     uint64_t ps;
-    int pageable;
-    cudaError_t e = copy_cost(rt, dst, src, width * height, kind, &ps, &pageable);
+    int waits;
+    cudaError_t e = copy_cost(rt, dst, src, width * height, kind, &ps, &waits);
     if (e == cudaSuccess && ((in_gpu(rt, dst) && !device_range(rt, dst, dspan, NULL)) ||
                              (in_gpu(rt, src) && !device_range(rt, src, sspan, NULL))))
         e = cudaErrorInvalidValue;
     if (e != cudaSuccess)
         return ret(e);
     p2_rt_api_begin();
-    e = run_work(rt, stream, ps, sync || pageable);
+    e = run_work(rt, stream, ps, waits == HOST_ALWAYS || (sync && waits == HOST_IF_SYNC));
     for (size_t r = 0; e == cudaSuccess && r < height; r++)
         memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
     p2_rt_api_end();
@@ -713,11 +724,15 @@ static cudaError_t memset_on(void *devPtr, int value, size_t count, cudaStream_t
     NEED_DEVICE();
     if (count == 0)
         return cudaSuccess;
-    if (!device_range(rt, devPtr, count, NULL))
+    unsigned flags;
+    if (!device_range(rt, devPtr, count, &flags))
         return ret(cudaErrorInvalidValue);
+    /* cudaMemset is asynchronous to the host, except on memory registered
+     * for GPUDirect (sync memops). */
     p2_rt_api_begin();
     cudaError_t e = run_work(rt, stream,
-                             cost_ps(rt->cuda.memset_ps, (double)count, rt->cuda.memset_bps), sync);
+                             cost_ps(rt->cuda.memset_ps, (double)count, rt->cuda.memset_bps),
+                             sync && (flags & P2_RT_GPU_BLOCK_REGISTERED));
     if (e == cudaSuccess)
         memset(devPtr, value, count);
     p2_rt_api_end();
