@@ -338,6 +338,7 @@ tcaresult tca_handle_range(const tcaHandle *handle, uint64_t offset, uint64_t ex
 
 tcaresult tcaCreateHandle(tcaHandle *handle, void *addr, size_t size, tcaMemoryKind kind)
 {
+    P2_API_CALL(); /* real GPU memory is registered with the simulator */
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
@@ -378,6 +379,7 @@ tcaresult tcaCreateHandle(tcaHandle *handle, void *addr, size_t size, tcaMemoryK
 
 tcaresult tcaDestroyHandle(tcaHandle *handle)
 {
+    P2_API_CALL();
     if (!handle || handle->check == 0 || handle->check != tca_handle_check_word(handle))
         return TCA_ERROR_INVALID_HANDLE;
     /* A handle on real GPU memory ends its registration with the simulator. */
