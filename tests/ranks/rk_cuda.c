@@ -94,6 +94,14 @@ static void data_checks(void)
     uint8_t *d = NULL, *h = NULL;
     CU(cudaMalloc((void **)&d, BYTES));
     CU(cudaMallocHost((void **)&h, BYTES));
+    uint8_t *d_small, *d_next;
+    CU(cudaMalloc((void **)&d_small, 1));
+    CU(cudaMalloc((void **)&d_next, 1));
+    if ((uintptr_t)d % 256 || (uintptr_t)d_small % 256 || (uintptr_t)d_next % 256)
+        rk_fail("cudaMalloc pointers %p %p %p are not 256-byte aligned", (void *)d,
+                (void *)d_small, (void *)d_next);
+    CU(cudaFree(d_small));
+    CU(cudaFree(d_next));
     /* tcaMalloc'd GPU memory and cudaMalloc'd memory come from one pool. */
     void *t = NULL;
     RK_TCA(tcaMalloc(&t, BYTES, tcaMemoryGPU));

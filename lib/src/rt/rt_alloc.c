@@ -91,7 +91,10 @@ p2_rt_alloc_status p2_rt_gpu_alloc(uint64_t size, unsigned flags, uint64_t *offs
     pthread_mutex_lock(&pool.lock);
     p2_rt_alloc_status st = P2_RT_ALLOC_UNBOUND;
     if (pool.base) {
-        st = from_arena(tca_arena_alloc(&pool.arena, size, offset));
+        /* cudaMalloc's blocks start at a multiple of 256 bytes, as the real
+         * runtime guarantees; tcaMalloc's at a multiple of 64. */
+        uint64_t align = flags & P2_RT_GPU_BLOCK_CUDA ? 256 : TCA_ARENA_ALIGN;
+        st = from_arena(tca_arena_alloc_aligned(&pool.arena, size, align, offset));
         if (st == P2_RT_ALLOC_OK)
             tca_arena_lookup(&pool.arena, *offset)->flags = flags;
     }
