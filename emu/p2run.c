@@ -578,11 +578,13 @@ static int select_gpu(const options *o)
                         "runtime\n", o->program[0]);
     if (!uses_cuda && !explicit_choice)
         return 0;
-    int real = strcmp(o->gpu, "real") == 0 ||
-               (strcmp(o->gpu, "auto") == 0 && gpu_usable(why, sizeof why));
-    if (real) {
-        fprintf(stderr, "p2run: GPU: the real CUDA runtime%s\n",
-                explicit_choice ? " (--gpu real)" : " (a GPU is usable)");
+    int usable = strcmp(o->gpu, "emulated") != 0 && gpu_usable(why, sizeof why);
+    if (strcmp(o->gpu, "real") == 0 || usable) {
+        /* Forced onto a machine without a usable GPU, the ranks' runtime will
+         * say so itself; the line says why already. */
+        fprintf(stderr, "p2run: GPU: the real CUDA runtime (%s%s)\n",
+                !explicit_choice ? "a GPU is usable" : usable ? "--gpu real" : "--gpu real; no usable GPU: ",
+                explicit_choice && !usable ? why : "");
         return 0;
     }
     char dir[PATH_MAX];
