@@ -2,7 +2,9 @@
  * rk_cuda.c - a CUDA + TCA program written the way public clients write
  * them, built against the toolkit's cuda_runtime.h and linked against the
  * shared libcudart: under p2run (--gpu emulated, or auto without a GPU) the
- * emulated runtime replaces it. Two ranks:
+ * emulated runtime replaces it; with --gpu real on a GPU machine the real one
+ * runs it (the GPU DMA then reaches real GPU memory through CUDA IPC). Two
+ * ranks:
  *
  *  1. device: one K20X-like device, cudaSetDevice(0);
  *  2. data: rank 0 cudaMallocs a buffer, fills it by cudaMemcpy from pinned
@@ -10,10 +12,14 @@
  *     (tcaMemoryGPU), and DMAs it GPU to GPU into rank 1's cudaMalloc buffer
  *     with a notification; rank 1 copies it back with cudaMemcpyDefault and
  *     checks every byte;
- *  3. time: an event pair around cudaMemcpyAsync on a stream, and the rank's
- *     clock around synchronous copies, equal latency + bytes / rate of the
- *     default parameters (model/core/params.def, cuda_*) exactly;
- *  4. errors: each wrong call returns what the real runtime returns; a
+ *  3. more calls (HostAlloc, Memcpy2D(Async), MemsetAsync, MemGetInfo,
+ *     StreamWaitEvent), each checked by what it does;
+ *  4. time (emulated runtime): events and the rank's clock around copies
+ *     equal latency + bytes / rate of the parameters (model/core/params.def,
+ *     cuda_*; arguments d2d=US d2d_reg=US when --params moved them), the host
+ *     waiting exactly where a real runtime's does; the copy within one GPU,
+ *     PEACH2 against cudaMemcpy;
+ *  5. errors: each wrong call returns what the real runtime returns; a
  *     kernel launch fails cleanly.
  */
 #include <cuda_runtime.h>
