@@ -163,7 +163,9 @@ fmpl_func_t fmpl_imin, fmpl_smin, fmpl_dmin, fmpl_cmin, fmpl_zmin;
 /* Hardware barrier on FMPL_COMM_WORLD where the NIA allows it, otherwise a
  * binary tree of light remote-DMA syncs (8-byte flag writes). */
 void fmpl_barrier(const fmpl_comm_t *comm, int *ier);
-/* 1 when fmpl_barrier / fmpl_hbcast on `comm` use the hardware. */
+/* 1 when fmpl_barrier / fmpl_hbcast on `comm` use the hardware. The
+ * environment variable FMPL_HW_COLLECTIVES=0 (read by fmpl_init) turns the
+ * hardware off, so the software algorithms can be compared on the same job. */
 int fmpl_hw_collectives(const fmpl_comm_t *comm);
 
 #ifdef __cplusplus

@@ -313,6 +313,10 @@ void fmpl_init(fmpl_match_t *ma, fmpl_flag_t *fa, int count, int *ier)
     }
     fmpl_mmio_write(SR_REG_GROUP(FMPL_HW_COLOR), mask);
     fmpl_g.hw_ok = !shared && fmpl_mmio_read(SR_REG_GROUP_STATUS(FMPL_HW_COLOR)) == SR_OK;
+    /* Forcing the software algorithms (comparisons, tests). */
+    const char *force = getenv("FMPL_HW_COLLECTIVES");
+    if (force && strcmp(force, "0") == 0)
+        fmpl_g.hw_ok = 0;
     fmpl_g.init = 1;
     /* Every rank's areas are mapped before anyone sends. */
     *ier = fmpl_g.hw_ok ? fmpl_hw_barrier() : fmpl_sw_barrier(w, 0);
