@@ -158,6 +158,10 @@ int main(int argc, char **argv)
     me = fmpl_myrank();
     np = fmpl_nprocs();
     int ier;
+    if (np == 0) { /* no NIA: fmpl_init says why */
+        fmpl_init(NULL, NULL, 1, &ier);
+        fail("fmpl_init", ier);
+    }
     fmpl_match_t *ma = fmpl_malloc(FMPL_AREA_SLOTS(1, np) * sizeof *ma);
     fmpl_flag_t *fa = fmpl_malloc(FMPL_AREA_SLOTS(1, np) * sizeof *fa);
     uint8_t *buf = fmpl_malloc(o.max_bytes);

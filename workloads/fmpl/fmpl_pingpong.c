@@ -73,15 +73,18 @@ int main(int argc, char **argv)
     case WL_PARSE_ERROR: wl_usage_error(&program, error); return WL_EXIT_USAGE;
     default: break;
     }
-    int a = 0, b = 1, end = 0;
+    int a = 0, b = 1, end = 0, ier;
     int nprocs = fmpl_nprocs(), me = fmpl_myrank();
+    if (nprocs == 0) { /* no NIA: fmpl_init says why */
+        fmpl_init(NULL, NULL, 1, &ier);
+        return fail("fmpl_init", ier);
+    }
     if (sscanf(pair_text, "%d,%d%n", &a, &b, &end) != 2 || pair_text[end] != '\0' || a == b || a < 0 ||
         b < 0 || a >= nprocs || b >= nprocs) {
         snprintf(error, sizeof error, "-p: '%s' is not two different ranks below %d", pair_text, nprocs);
         wl_usage_error(&program, error);
         return WL_EXIT_USAGE;
     }
-    int ier;
     fmpl_match_t *ma = fmpl_malloc(FMPL_AREA_SLOTS(1, nprocs) * sizeof *ma);
     fmpl_flag_t *fa = fmpl_malloc(FMPL_AREA_SLOTS(1, nprocs) * sizeof *fa);
     uint8_t *buf = fmpl_malloc(o.max_bytes);
