@@ -86,7 +86,8 @@ int fmpl_myrank(void);
 int fmpl_nprocs(void);
 
 /* `ma` and `fa`: FMPL_AREA_SLOTS(count, fmpl_nprocs()) entries each, in
- * fmpl_malloc memory; every rank passes the same count. Sets up the NIA
+ * fmpl_malloc memory; every rank passes the same count (ranks that do not
+ * all get FMPL_ERR_ARG, with the range named on stderr). Sets up the NIA
  * (remote-DMA areas, the hardware barrier group of FMPL_COMM_WORLD) and
  * synchronises the job. */
 void fmpl_init(fmpl_match_t *ma, fmpl_flag_t *fa, int count, int *ier);

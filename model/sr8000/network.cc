@@ -65,8 +65,13 @@ std::string Sr8000Device::describe(unsigned bar, uint64_t offset) const {
   return "BAR" + std::to_string(bar);
 }
 
-std::string Sr8000Device::describe_memory_wait(uint64_t, uint64_t, uint64_t) const {
-  return "";  // FMPL's flags are plain memory words; the front end prints them
+std::string Sr8000Device::describe_memory_wait(uint64_t addr, uint64_t mask, uint64_t value) const {
+  std::string what = nia_.describe_word(addr);
+  if (what.empty()) return "";
+  char tail[96];
+  std::snprintf(tail, sizeof tail, " (word & 0x%llx == 0x%llx)", static_cast<unsigned long long>(mask),
+                static_cast<unsigned long long>(value));
+  return what + tail;
 }
 
 // ---- The network -------------------------------------------------------------------

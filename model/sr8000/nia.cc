@@ -1,6 +1,7 @@
 #include "sr8000/nia.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -260,6 +261,28 @@ void Nia::run_tcw(const Kick& k, const sr_tcw& t) {
     engine_busy_ = false;
     start_next();
   });
+}
+
+std::string Nia::describe_word(uint64_t addr) const {
+  char out[160];
+  for (const CachedTcw& c : cache_)
+    if (addr == c.addr + SR_TCW_DESC_BYTES) {
+      std::snprintf(out, sizeof out, "the status of the TCW at 0x%llx (%s)",
+                    static_cast<unsigned long long>(c.addr),
+                    engine_busy_ || !kicks_.empty() ? "the NIA is sending" : "no kick of it pending");
+      return out;
+    }
+  // The smallest mapped area holding the word: FMPL's flag and header areas
+  // lie inside area 0 (all of node memory).
+  int best = -1;
+  for (unsigned a = 0; a < SR_AREAS; ++a)
+    if (area_size_[a] && addr >= area_base_[a] && addr - area_base_[a] < area_size_[a] &&
+        (best < 0 || area_size_[a] < area_size_[best]))
+      best = static_cast<int>(a);
+  if (best < 0) return "";
+  std::snprintf(out, sizeof out, "a remote write into remote-DMA area %d at offset 0x%llx", best,
+                static_cast<unsigned long long>(addr - area_base_[best]));
+  return out;
 }
 
 // ---- Receive ----------------------------------------------------------------------

@@ -64,6 +64,10 @@ class Nia : public SrSink {
   void barrier_released(unsigned color, unsigned status);
 
   const SrNiaStats& stats() const { return stats_; }
+  // What a CPU waiting on the memory word at `addr` waits for, in the NIA's
+  // terms ("" when the word is none of its): a TCW's status, or a word of a
+  // remote-DMA area (which only a remote write changes).
+  std::string describe_word(uint64_t addr) const;
 
  private:
   struct Kick {

@@ -16,6 +16,10 @@
  *            or barrier where not allowed, a broadcast offset mismatch, a
  *            communicator key mismatch, and argument errors
  *   timing   barrier (as FMPL_COMM_WORLD chooses) and 8 B ping-pong times
+ *            (timing-sw: with FMPL_HW_COLLECTIVES=0)
+ *   badinit  ranks passing different slot counts to fmpl_init are refused
+ *   deadlock ranks 0 and 1 both receive and nobody sends (the job must end
+ *            with the simulator's diagnosis)
  *
  * Prints "rank R: MODE: ..." lines the ctest cases match; exits 1 on a wrong
  * byte or an unexpected code.
@@ -494,10 +498,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d: barrier before init: %s\n", me, fmpl_error_string(ier));
         return 1;
     }
-    const int slots = 4;
+    /* badinit: rank 1 passes another slot count; every rank is refused. */
+    const int badinit = strcmp(mode, "badinit") == 0;
+    const int slots = badinit && me == 1 ? 3 : 4;
     fmpl_match_t *ma = fmpl_malloc(FMPL_AREA_SLOTS(slots, np) * sizeof *ma);
     fmpl_flag_t *fa = fmpl_malloc(FMPL_AREA_SLOTS(slots, np) * sizeof *fa);
     fmpl_init(ma, fa, slots, &ier);
+    if (badinit) {
+        EXPECT_IER(ier, FMPL_ERR_ARG, "fmpl_init with different counts");
+        fmpl_send(ma, 8, 0, 0, &ier);
+        EXPECT_IER(ier, FMPL_ERR_NOT_INIT, "send after a refused init");
+        printf("rank %d: badinit: %s\n", me, failures ? "WRONG" : "refused");
+        return failures ? 1 : 0;
+    }
     if (ier != FMPL_SUCCESS) {
         fprintf(stderr, "rank %d: fmpl_init: %s\n", me, fmpl_error_string(ier));
         return 1;
@@ -512,6 +525,11 @@ int main(int argc, char **argv)
         mode_errors();
     else if (strcmp(mode, "timing") == 0)
         mode_timing();
+    else if (strcmp(mode, "deadlock") == 0) {
+        /* Both wait to receive, nobody sends: the simulator must say so. */
+        uint8_t *b = fmpl_malloc(64);
+        fmpl_recv(b, 64, me ^ 1, 2, &ier);
+    }
     else {
         fprintf(stderr, "rk_fmpl: unknown mode '%s' (p2p, buffered, coll, errors, timing)\n", mode);
         return 2;

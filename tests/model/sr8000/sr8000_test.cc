@@ -253,6 +253,16 @@ TEST(Sr8000, HardwareBarrierIsFlatInTheNodeCount2D) {
   });
 }
 
+TEST(Sr8000, HardwareBarrierIsFlatOnTheFull8x8Machine) {
+  with_sr8000("8 8", [&](Sr& s) {
+    unsigned st = 1, color = 0;
+    for (unsigned n : {2u, 8u, 16u, 64u}) {
+      EXPECT_NEAR(barrier_us(s, n, color++, &st), 1.3, 1e-7) << n << " nodes";
+      EXPECT_EQ(st, 0u);
+    }
+  });
+}
+
 TEST(Sr8000, HardwareBarrierOnlyOnALineOrRectangle) {
   uint64_t shape_status = 0, self_status = 0, empty_status = 0, ok_status = 1;
   unsigned refused = 0;
