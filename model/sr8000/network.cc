@@ -204,6 +204,23 @@ void Sr8000Network::write_node_json(std::ostream& out, unsigned i) const {
       << ", \"broadcasts_received\": " << s.broadcasts_received << ", \"barriers\": " << s.barriers
       << ", \"mean_tcw_us\": "
       << (s.kicks ? us(s.tcw_latency_total) / static_cast<double>(s.kicks) : 0.0) << "}";
+  // The node's own links (crossbar-to-crossbar links are in the text table).
+  out << ", \"sr8000_links\": {";
+  const std::pair<const char*, const SrLink*> own[] = {
+      {"to_xbar_x", up_x_[i].get()},
+      {"from_xbar_x", down_x_[i].get()},
+      {"to_xbar_y", config_.two_d() ? up_y_[i].get() : nullptr},
+      {"from_xbar_y", config_.two_d() ? down_y_[i].get() : nullptr}};
+  bool first = true;
+  for (const auto& [name, link] : own) {
+    if (!link) continue;
+    const SrLinkStats& l = link->stats();
+    out << (first ? "" : ", ") << "\"" << name << "\": {\"packets\": " << l.packets
+        << ", \"payload_bytes\": " << l.payload_bytes << ", \"wire_bytes\": " << l.wire_bytes
+        << ", \"busy_us\": " << us(l.busy) << ", \"wait_us\": " << us(l.wait) << "}";
+    first = false;
+  }
+  out << "}";
 }
 
 }  // namespace p2
