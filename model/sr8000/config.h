@@ -21,6 +21,7 @@ struct Sr8000Config {
   sc_core::sc_time mem_read_latency, packet_setup, rx_process, mem_write_latency;
   sc_core::sc_time barrier_signal, barrier_detect;
   uint32_t header_bytes = 0, packet_bytes = 0, tcw_cache_entries = 0;
+  uint64_t rx_buffer_bytes = 0;  // input buffer at each link's receiving end
 
   // Throws ConfigError (the topology's file and `line`, its device line) on a
   // shape the SR8000 cannot have.

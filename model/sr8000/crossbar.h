@@ -4,7 +4,8 @@
 //
 // Per packet: its head is forwarded, `latency` after it arrived, onto the
 // next link of its route (cut-through; the link queues it behind what it is
-// sending). A broadcast packet at the end of its route fans out: the
+// sending, or until the next input buffer has room); its input buffer space
+// goes back to the link it came on once its tail has left. A broadcast packet at the end of its route fans out: the
 // serialisation crossbar (the x-crossbar itself in 1D) copies it to every
 // x-crossbar with members, passing one broadcast at a time so that
 // broadcasts never overlap; an x-crossbar copies it to each member of its
@@ -49,9 +50,11 @@ class SrSwitch : public SrSink {
   const SrSwitchStats& stats() const { return stats_; }
 
  private:
-  void forward(SrPacketPtr p);
-  void serialise(SrPacketPtr p);
-  void fan_out(const SrPacketPtr& p);
+  // `in`: the link the packet came on, whose buffer space it gives back once
+  // its tail (every copy's tail) has left this switch.
+  void forward(SrLink* in, SrPacketPtr p);
+  void serialise(SrLink* in, SrPacketPtr p);
+  void fan_out(SrLink* in, const SrPacketPtr& p);
 
   std::string name_;
   Role role_;
@@ -66,7 +69,12 @@ class SrSwitch : public SrSink {
   bool busy_ = false;
   unsigned owner_src_ = 0;
   uint64_t owner_message_ = 0;
-  std::deque<std::pair<sc_core::sc_time, SrPacketPtr>> held_;
+  struct Held {
+    sc_core::sc_time since;
+    SrLink* in;
+    SrPacketPtr p;
+  };
+  std::deque<Held> held_;
   SrSwitchStats stats_;
 };
 

@@ -248,12 +248,15 @@ void Nia::run_tcw(const Kick& k, const sr_tcw& t) {
       p->born = sc_time_stamp();
       stats_.packets_sent++;
       stats_.bytes_sent += len;
-      sc_time gone = sc_time_stamp();
-      if (p->route.empty())
-        accept(p);  // to itself: no link crossed
-      else
-        gone = p->route[0]->send(p);
-      if (p->last) finish_tcw(k, gone, SR_OK);
+      if (p->route.empty()) {
+        accept(p, nullptr);  // to itself: no link crossed
+        if (p->last) finish_tcw(k, sc_time_stamp(), SR_OK);
+      } else if (p->last) {
+        // The TCW is done once its last packet's tail has left the node.
+        p->route[0]->send(p, [this, k] { finish_tcw(k, sc_time_stamp(), SR_OK); });
+      } else {
+        p->route[0]->send(p);
+      }
     });
   }
   // The next TCW starts once this one's last packet is handed to the link.
@@ -287,13 +290,17 @@ std::string Nia::describe_word(uint64_t addr) const {
 
 // ---- Receive ----------------------------------------------------------------------
 
-void Nia::packet_arrived(SrLink&, SrPacketPtr p) { accept(std::move(p)); }
+void Nia::packet_arrived(SrLink& from, SrPacketPtr p) { accept(std::move(p), &from); }
 
-void Nia::accept(SrPacketPtr p) {
+void Nia::accept(SrPacketPtr p, SrLink* in) {
   stats_.packets_received++;
   const sc_time visible = std::max(sc_time_stamp() + config_.rx_process + config_.mem_write_latency, rx_free_);
   rx_free_ = visible;
-  agenda_.at(visible, [this, p] { receive(p); });
+  agenda_.at(visible, [this, p, in] {
+    receive(p, in);
+    // Written: the packet's place in the input buffer is free again.
+    if (in) in->release(in->wire_bytes(*p));
+  });
 }
 
 bool Nia::area_range(uint32_t area, uint64_t offset, uint64_t len, uint64_t* bus) const {
@@ -303,7 +310,7 @@ bool Nia::area_range(uint32_t area, uint64_t offset, uint64_t len, uint64_t* bus
   return true;
 }
 
-void Nia::receive(const SrPacketPtr& p) {
+void Nia::receive(const SrPacketPtr& p, SrLink*) {
   const uint64_t len = p->data.size();
   stats_.bytes_received += len;
   uint64_t bus = 0;

@@ -84,8 +84,9 @@ class Nia : public SrSink {
   void run_tcw(const Kick& k, const sr_tcw& t);
   sr_status check_tcw(const sr_tcw& t, bool broadcast) const;
   void finish_tcw(const Kick& k, sc_core::sc_time at, sr_status status);
-  void accept(SrPacketPtr p);  // a packet's tail is here
-  void receive(const SrPacketPtr& p);
+  // A packet's tail is here, from `in` (nullptr: from this NIA itself).
+  void accept(SrPacketPtr p, SrLink* in);
+  void receive(const SrPacketPtr& p, SrLink* in);
   bool area_range(uint32_t area, uint64_t offset, uint64_t len, uint64_t* bus) const;
   sr_status check_group(uint64_t group) const;
   void notify() {
