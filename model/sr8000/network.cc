@@ -158,6 +158,14 @@ std::vector<const SrLink*> Sr8000Network::all_links() const {
   return out;
 }
 
+std::string Sr8000Network::describe_stall() {
+  std::string out;
+  for (const SrLink* l : all_links())
+    if (l->queued())
+      out += (out.empty() ? "" : ", ") + l->name() + " (" + std::to_string(l->queued()) + " packets)";
+  return out.empty() ? "" : "SR8000 packets wait for input-buffer credits that never come back: " + out;
+}
+
 uint64_t Sr8000Network::tlps_created() const {
   uint64_t n = 0;
   for (const auto& nia : nias_) n += nia->stats().packets_sent;

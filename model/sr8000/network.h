@@ -62,7 +62,8 @@ class Sr8000Network : public Network {
   uint64_t tlps_created() const override;  // packets the NIAs sent
   void write_node_table(std::ostream& out) const override;
   void write_node_json(std::ostream& out, unsigned node) const override;
-  std::string describe_stall() override { return ""; }  // links hold no credits
+  // Links whose packets wait for buffer space that never frees ("" if none).
+  std::string describe_stall() override;
 
   const Sr8000Config& config() const { return config_; }
   Nia& nia(unsigned n) { return *nias_[n]; }
