@@ -82,6 +82,21 @@ bool Host::read(uint64_t addr, uint8_t* out, uint64_t len) const {
   return true;
 }
 
+bool Host::bus_write(uint64_t addr, const uint8_t* data, uint32_t len) {
+  uint64_t off;
+  Memory* m = memory_for(addr, len, &off);
+  if (!m) return false;
+  if (external(m, off, len)) {
+    if (!external_gpu_->write(off, data, len)) return false;
+  } else {
+    std::memcpy(m->bytes + off, data, len);
+  }
+  ++stats_.writes;
+  stats_.write_bytes += len;
+  if (write_observer_) write_observer_(addr, len);
+  return true;
+}
+
 void Host::send(TlpPtr tlp) {
   tlp->id = next_id();
   ++stats_.tlps_sent;
