@@ -154,3 +154,27 @@ TEST(IbGolden, CalibrationScenarioPicoseconds) {
 
 }  // namespace
 }  // namespace p2::test
+
+namespace p2::test {
+namespace {
+
+// The shipped topology with both networks: PEACH2 is device 0, the HCA device 1,
+// and a SEND crosses the InfiniBand fabric between the torus' far corners.
+TEST(IbTopology, HapacsTcaWithIbBuildsBothNetworks) {
+  Params p;
+  Topology t = load_topology(P2_SOURCE_DIR "/topologies/hapacs-tca-2x8-ib.topo", p);
+  ASSERT_EQ(t.devices.size(), 2u);
+  with_ib_cluster(t, p, [](IbDriver& d) {
+    EXPECT_EQ(d.cluster().device_count(), 2u);
+    EXPECT_STREQ(d.cluster().device(0, 1).kind(), "ib");
+    d.setup_all();
+    fill(d.mem(ib_host(0, 0x200000), 64), 64, 3);
+    d.post_recv(15, ib_host(15, 0x300000), 64, 1);
+    d.post_send(0, wqe(IB_OP_SEND, 15, ib_host(0, 0x200000), 64));
+    EXPECT_EQ(d.next_cqe(15).byte_len, 64u);
+    EXPECT_EQ(std::memcmp(d.mem(ib_host(0, 0x200000), 64), d.mem(ib_host(15, 0x300000), 64), 64), 0);
+  });
+}
+
+}  // namespace
+}  // namespace p2::test
