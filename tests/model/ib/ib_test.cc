@@ -241,3 +241,40 @@ TEST(IbFlow, IncastBackPressureThroughCredits) {
 
 }  // namespace
 }  // namespace p2::test
+
+namespace p2::test {
+namespace {
+
+// Rules between IB parameters are refused where the `device ib` line is.
+TEST(IbConfig, RulesRefusedAtTheDeviceLine) {
+  Params p;
+  p.ib_host_cpl_bytes = 512;  // above the slot's 256 B MPS
+  Topology t = ib_topology(2);
+  try {
+    Cluster c(t, p, RoutingPolicy::RingFirst);
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("ib_host_cpl_bytes = 512 exceeds ib_pcie_max_payload_bytes = 256"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Model figures beyond the calibrated two, for the MPI layer (not pinned).
+TEST(IbCalibration, SingleRailAndSizes) {
+  with_ib_cluster(ib_topology(2), Params(), [](IbDriver& d) {
+    d.setup_all();
+    for (uint32_t len : {4096u, 65536u, 1u << 20, 4u << 20})
+      for (uint8_t rail : {uint8_t(0), uint8_t(IB_RAIL_ANY)}) {
+        const sc_time t = sc_time_stamp();
+        d.post_send(0, wqe(IB_OP_RDMA_WRITE, 1, ib_host(0, 0x1000000), len, ib_host(1, 0x1000000), rail));
+        d.next_cqe(0);
+        std::printf("ib RDMA write %8u B, %s: %.3f GB/s (doorbell to completion)\n", len,
+                    rail == 0 ? "rail 0   " : "both rails", len / ((sc_time_stamp() - t).to_seconds() * 1e9));
+        wait(sc_time(2, sc_core::SC_US));
+      }
+  });
+}
+
+}  // namespace
+}  // namespace p2::test
