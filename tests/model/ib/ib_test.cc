@@ -86,6 +86,8 @@ TEST(Ib, ErrorsCompleteWithTheirStatus) {
 struct Figures {
   uint64_t half_rtt_ps = 0;
   uint64_t bw_ps = 0;
+  uint64_t gpu_half_rtt_ps = 0;  // the HCA reading and writing GPU memory itself
+  uint64_t gpu_bw_ps = 0;
   uint32_t bw_bytes = 4u << 20;
 };
 
@@ -119,6 +121,30 @@ Figures measure(const Params& params) {
     d.post_send(0, wqe(IB_OP_RDMA_WRITE, 1, ib_host(0, 0x1000000), f.bw_bytes, ib_host(1, 0x1000000)));
     d.next_cqe(0);
     f.bw_ps = (sc_time_stamp() - t).value();
+    // The same with GPU buffers at both ends (the HCA's own GPU reads across
+    // the socket link: ib_gpu_read_*).
+    for (int i = 0; i < iters + 1; ++i) {
+      d.post_recv(0, ib_gpu(0, 0x300000), 64, i);
+      d.post_recv(1, ib_gpu(1, 0x300000), 64, i);
+    }
+    wait(sc_time(5, sc_core::SC_US));
+    for (int i = 0; i < iters + 1; ++i) {
+      if (i == 1) t = sc_time_stamp();
+      ib_wqe w = wqe(IB_OP_SEND, 1, ib_gpu(0, 0x200000), 8);
+      w.flags = 0;
+      d.post_send(0, w);
+      d.next_cqe(1);
+      w.dest_node = 0;
+      w.local_addr = ib_gpu(1, 0x200000);
+      d.post_send(1, w);
+      d.next_cqe(0);
+    }
+    f.gpu_half_rtt_ps = (sc_time_stamp() - t).value() / (2 * iters);
+    wait(sc_time(5, sc_core::SC_US));
+    t = sc_time_stamp();
+    d.post_send(0, wqe(IB_OP_RDMA_WRITE, 1, ib_gpu(0, 0x1000000), f.bw_bytes, ib_gpu(1, 0x1000000)));
+    d.next_cqe(0);
+    f.gpu_bw_ps = (sc_time_stamp() - t).value();
   });
   return f;
 }
@@ -129,8 +155,12 @@ TEST(IbCalibration, PublishedFigures) {
   const double gbps = f.bw_bytes / (f.bw_ps / 1e3);  // bytes per ns
   std::printf("ib 8 B half round trip: %.3f us (published 1.9)\n", lat_us);
   std::printf("ib 4 MiB RDMA write, both rails: %.3f GB/s (published 6.0)\n", gbps);
+  std::printf("ib GPU 8 B half round trip (HCA reads GPU memory): %.3f us\n", f.gpu_half_rtt_ps / 1e6);
+  std::printf("ib GPU 4 MiB RDMA write, both rails: %.3f GB/s (published 4.4)\n",
+              f.bw_bytes / (f.gpu_bw_ps / 1e3));
   EXPECT_NEAR(lat_us, 1.9, 0.19);
   EXPECT_NEAR(gbps, 6.0, 0.6);
+  EXPECT_NEAR(f.bw_bytes / (f.gpu_bw_ps / 1e3), 4.4, 0.44);
 }
 
 }  // namespace
@@ -146,10 +176,13 @@ TEST(IbGolden, CalibrationScenarioPicoseconds) {
   load_params_file(p, P2_SOURCE_DIR "/tests/golden/model-golden.params");
   load_params_file(p, P2_SOURCE_DIR "/tests/golden/ib-golden.params");
   Figures f = measure(p);
-  std::printf("ib golden: %llu %llu ps\n", static_cast<unsigned long long>(f.half_rtt_ps),
-              static_cast<unsigned long long>(f.bw_ps));
+  std::printf("ib golden: %llu %llu %llu %llu ps\n", static_cast<unsigned long long>(f.half_rtt_ps),
+              static_cast<unsigned long long>(f.bw_ps), static_cast<unsigned long long>(f.gpu_half_rtt_ps),
+              static_cast<unsigned long long>(f.gpu_bw_ps));
   EXPECT_EQ(f.half_rtt_ps, 1899784u);
   EXPECT_EQ(f.bw_ps, 711990368u);
+  EXPECT_EQ(f.gpu_half_rtt_ps, 2076185u);
+  EXPECT_EQ(f.gpu_bw_ps, 953978343u);
 }
 
 }  // namespace
