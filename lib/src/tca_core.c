@@ -12,6 +12,9 @@ tca_lib tca_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 /* ---------------------------------------------------------------------------
  * Status strings
  * ------------------------------------------------------------------------- */
+/* A tcaresult added without its string does not build. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
 const char *tcaGetErrorString(tcaresult result)
 {
     switch (result) {
@@ -50,6 +53,7 @@ const char *tcaGetErrorString(tcaresult result)
     }
     return "unknown tcaresult";
 }
+#pragma GCC diagnostic pop
 
 /* ---------------------------------------------------------------------------
  * Attach / detach
