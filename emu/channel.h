@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763033ULL /* "P2JOBv03" */
+#define P2_JOB_MAGIC 0x50324a4f42763034ULL /* "P2JOBv04" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
@@ -143,6 +143,9 @@ typedef struct p2_job_rank {
     uint32_t in_collective;     /* the MPI clock shim: 1 while the rank is inside an
                                    MPI collective over every rank of the job */
     char mpi_call[16];          /* ... which one ("MPI_Barrier"), for messages */
+    char mpi_wait[80];          /* the MPI layer: the call the rank is blocked in and what
+                                   it waits for ("MPI_Recv from rank 5 tag 7"), or "" */
+    uint64_t mpi_since_ps;      /* ... since this time on the rank's clock */
     /* written by the simulator */
     uint64_t req_tail;          /* requests consumed; futex on its low word */
     p2_chan_resp resp;
@@ -187,6 +190,9 @@ typedef struct p2_job {
      * rank runtime charges for library calls and CPU accesses to devices */
     uint64_t lib_call_ps, cpu_mmio_write_ps, pio_store_ps, poll_detect_ps;
     uint64_t pio_store_bytes;
+    /* the MPI layer's parameters (mpi_* in params.def) */
+    uint64_t mpi_call_ps, mpi_eager_bytes, mpi_host_bytes;
+    double mpi_copy_gbps;
 
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;

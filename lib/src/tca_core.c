@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "p2_mailbox.h"
+#include "rt/rt.h"
 #include "tca_internal.h"
 
 tca_lib tca_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -105,7 +106,12 @@ tcaresult tca_lib_attach(p2_dev *dev)
     tcaresult result = TCA_SUCCESS;
     if (tca_g.dev != dev) {
         lib_reset_locked();
-        if (tca_arena_init(&tca_g.arena[tcaMemoryCPU], dev->host_mem ? dev->host_size : 0) !=
+        /* The top of host memory belongs to the MPI layer (rt.h). */
+        p2_rt *rt = p2_rt_get();
+        uint64_t host = dev->host_mem ? dev->host_size : 0;
+        if (rt && rt->mpi_host_bytes < host)
+            host -= rt->mpi_host_bytes;
+        if (tca_arena_init(&tca_g.arena[tcaMemoryCPU], host) !=
                 TCA_ARENA_OK ||
             tca_arena_init(&tca_g.arena[tcaMemoryGPU], dev->gpu_mem ? dev->gpu_size : 0) !=
                 TCA_ARENA_OK ||

@@ -540,6 +540,11 @@ void Frontend::print_ranks(std::ostream& out) const {
       else if (r.reaped && WIFEXITED(st) && WEXITSTATUS(st) != 0)
         out << " (exit status " << WEXITSTATUS(st) << ")";
     }
+    else if (r.waiting && r.channel->mpi_wait[0] != '\0')
+      // The MPI layer (mpi/) named the call the rank is blocked in.
+      out << "in " << std::string(r.channel->mpi_wait, strnlen(r.channel->mpi_wait, sizeof r.channel->mpi_wait))
+          << " since " << us(p2_ld(&r.channel->mpi_since_ps)) << " (waiting for "
+          << describe_wait(r) << " since " << us(r.wait.stamp) << ")";
     else if (r.waiting)
       out << "waiting for " << describe_wait(r) << " since " << us(r.wait.stamp);
     else if (!r.queue.empty() && p2_chan_op_blocks(r.queue.back().op))

@@ -253,6 +253,10 @@ int sc_main(int argc, char** argv) {
   job->pio_store_ps = ns_to_ps(params.pio_store_ns);
   job->poll_detect_ps = ns_to_ps(params.poll_detect_ns);
   job->pio_store_bytes = static_cast<uint64_t>(params.pio_store_bytes);
+  job->mpi_call_ps = ns_to_ps(params.mpi_call_ns);
+  job->mpi_eager_bytes = static_cast<uint64_t>(params.mpi_eager_bytes);
+  job->mpi_host_bytes = static_cast<uint64_t>(params.mpi_host_bytes);
+  job->mpi_copy_gbps = params.mpi_copy_gbps;
   p2_st_sc(&job->sim_pid, static_cast<int32_t>(getpid()));
   p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_READY));
   p2_futex_wake(&job->sim_state, INT_MAX);

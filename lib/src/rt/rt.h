@@ -47,6 +47,12 @@ typedef struct p2_rt {
     uint64_t bar_store_ps;   /* one write-combined store into a BAR window */
     uint64_t bar_store_bytes;
     uint64_t poll_detect_ps; /* a polling CPU sees a change this late */
+    /* The MPI layer's parameters (mpi/, params.def mpi_*) and its share of
+     * host memory: the top mpi_host_bytes of `host`, which tcaMalloc leaves
+     * alone (0 when host memory is too small to give any). */
+    uint64_t mpi_call_ps, mpi_eager_bytes, mpi_host_bytes;
+    double mpi_copy_gbps;
+    p2_job *job;             /* the job segment (ranks' nodes, diagnosis fields) */
 } p2_rt;
 
 /* The runtime of this process, attached on first use; NULL (a message on
