@@ -77,6 +77,17 @@ no_ib)
     [ "$RC" -ne 0 ] || fail "status 0 without an InfiniBand network"
     expect_err "this job's topology has no \`device ib\` line"
     expect_clean ;;
+calibration)
+    # osu_latency over the layer: 8 B half round trip = the published
+    # MVAPICH2 1.9 us on HA-PACS/TCA (1.899, exact: the run is deterministic), and
+    # 1 MiB ping-pong above 5 GB/s (the dual-rail peak is 6.0).
+    run -n 2 --timeout 120 -- "$BIN/osu_mpi" -m latency -b 8 -e 8 -n 50 -w 5
+    expect_rc 0
+    grep -Eq '^ +8 +1\.899 ' "$TMP/out" || fail "8 B MPI latency is not 1.899 us (published 1.9)"
+    run -n 2 --timeout 120 -- "$BIN/osu_mpi" -m latency -b 1M -e 1M -n 3 -w 1
+    expect_rc 0
+    awk '$1 == 1048576 { ok = $3 > 5.0 } END { exit !ok }' "$TMP/out" || fail "1 MiB ping-pong below 5 GB/s"
+    expect_clean ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;
 esac
