@@ -135,13 +135,13 @@ typedef struct p2_job_rank {
     uint32_t state;             /* p2_rank_state */
     uint32_t producer_sleeping; /* the ring was full and the rank sleeps on req_tail */
     uint32_t resp_sleeping;     /* the rank sleeps on resp.seq */
-    int64_t clock_floor;        /* written by the rank's MPI clock shim (mpi_clock.c):
-                                   the rank's clock is at least this; the runtime
-                                   adopts it when the program next calls it */
+    int64_t clock_floor;        /* written from outside the runtime: the rank's clock
+                                   is at least this; the runtime adopts it when the
+                                   program next calls it (unused by the MPI layer) */
     int32_t tid;                /* the program's thread, whose CPU time --clock=cpu
                                    counts (not the threads of libraries it uses) */
-    uint32_t in_collective;     /* the MPI clock shim: 1 while the rank is inside an
-                                   MPI collective over every rank of the job */
+    uint32_t in_collective;     /* the MPI layer: 1 while the rank is inside Open MPI's
+                                   own MPI_Finalize, a collective over every rank */
     char mpi_call[16];          /* ... which one ("MPI_Barrier"), for messages */
     char mpi_wait[80];          /* the MPI layer: the call the rank is blocked in and what
                                    it waits for ("MPI_Recv from rank 5 tag 7"), or "" */

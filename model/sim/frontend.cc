@@ -163,7 +163,8 @@ bool Frontend::in_world_collective(const Rank& r) const {
 }
 
 Frontend::Key Frontend::min_running_horizon() {
-  // A rank inside an MPI collective over every rank (mpi_clock.c) leaves it
+  // A rank inside an MPI collective over every rank (mpi/: Open MPI's own
+  // finalize) leaves it
   // no earlier than the entry of any rank still outside; while one is, the
   // rank inside holds nothing back.
   bool someone_outside = false;

@@ -135,7 +135,7 @@ static void publish(rt_state *s)
 
 /* What the program did outside the libraries that the runtime could not
  * see: CPU time (--clock=cpu), and MPI calls that ordered this rank after
- * others (the MPI clock shim raises the floor). */
+ * others (a clock floor raised from outside). */
 static void catch_up(rt_state *s)
 {
     if (s->clock_mode == P2_CLOCK_CPU)
