@@ -240,7 +240,8 @@ void Hca::read_done(Read& r, const Tlp& cpl) {
 void Hca::fetch_wqes() {
   if (wqe_fetching_ || !sq_base_ || !sq_size_ || sq_fetched_ >= sq_prod_) return;
   wqe_fetching_ = true;
-  Read r{Read::Kind::Wqe};
+  Read r;
+  r.kind = Read::Kind::Wqe;
   r.addr = sq_base_ + IB_WQE_SIZE * (sq_fetched_ % sq_size_);
   r.length = IB_WQE_SIZE;
   r.generation = sq_generation_;
@@ -251,7 +252,8 @@ void Hca::fetch_wqes() {
 void Hca::fetch_rqes() {
   if (rqe_fetching_ || !rq_base_ || !rq_size_ || rq_fetched_ >= rq_prod_) return;
   rqe_fetching_ = true;
-  Read r{Read::Kind::Rqe};
+  Read r;
+  r.kind = Read::Kind::Rqe;
   r.addr = rq_base_ + IB_RQE_SIZE * (rq_fetched_ % rq_size_);
   r.length = IB_RQE_SIZE;
   r.generation = rq_generation_;
@@ -358,7 +360,8 @@ void Hca::start_message(const ib_wqe& w, sc_time doorbell) {
       Packet* raw = pk.get();
       building_.push_back(std::move(pk));
       for (const Span& s : split_read(w.local_addr + p.msg_offset, payload, config_.max_read_request)) {
-        Read r{Read::Kind::Data};
+        Read r;
+        r.kind = Read::Kind::Data;
         r.addr = s.addr;
         r.length = s.length;
         r.packet = raw;

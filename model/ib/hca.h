@@ -80,7 +80,7 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
     uint32_t need = 0, have = 0;
   };
   struct Read {  // one outstanding DMA read
-    enum class Kind { Wqe, Rqe, Data } kind;
+    enum class Kind { Wqe, Rqe, Data } kind = Kind::Data;
     uint64_t addr = 0;
     uint32_t length = 0, received = 0;
     Packet* packet = nullptr;
