@@ -11,7 +11,9 @@
  *   Reduce         binomial tree (non-commutative ops: to rank 0 in rank
  *                  order, then to the root)
  *   Allreduce      recursive doubling (extra ranks of a non-power-of-two
- *                  folded into their neighbours first)
+ *                  folded into their neighbours first) up to 2 KiB;
+ *                  Rabenseifner (reduce-scatter + allgather) above, for
+ *                  commutative ops
  *   Gather/Scatter binomial tree over packed blocks
  *   Allgather      recursive doubling for a power of two, ring otherwise
  *   Alltoall       every isend/irecv posted at once up to 32 KiB blocks
@@ -244,6 +246,120 @@ static void allreduce_rd(void *acc, int count, MPI_Datatype t, MPI_Op op, pm_com
     free(tmp);
 }
 
+/* Rabenseifner (MVAPICH2's and MPICH's long-message allreduce, commutative
+ * ops): the extra ranks of a non-power-of-two fold in as above, then a
+ * reduce-scatter by recursive halving leaves each of the pof2 ranks one
+ * reduced block, an allgather by recursive doubling spreads them, and the
+ * folded ranks get the result back.
+ *
+ *   pof2 = 4, blocks b0..b3:  step 1: 0<->2, 1<->3 swap halves (0,1 keep
+ *   b0b1; 2,3 keep b2b3);  step 2: 0<->1, 2<->3 swap quarters (rank r keeps
+ *   b_r); then the same pairs in reverse order exchange what they hold. */
+static void allreduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op, pm_comm *c)
+{
+    int p = c->size, rank = c->rank;
+    int pof2 = pof2_below(p), rem = p - pof2, newrank;
+    void *tmp_s;
+    void *tmp = pm_type_buffer(t, count, &tmp_s);
+    if (rank < 2 * rem) {
+        if (rank % 2 == 0) {
+            pm_send(acc, count, t, rank + 1, TAG, c, 1);
+            newrank = -1;
+        } else {
+            pm_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
+            PMPI_Reduce_local(tmp_s, acc, count, t, op);
+            newrank = rank / 2;
+        }
+    } else {
+        newrank = rank - rem;
+    }
+    if (newrank != -1) {
+        int *cnts = calloc((size_t)pof2, sizeof(int)), *disps = calloc((size_t)pof2, sizeof(int));
+        for (int i = 0; i < pof2; i++)
+            cnts[i] = count / pof2;
+        cnts[pof2 - 1] += count % pof2;
+        disps[0] = 0;
+        for (int i = 1; i < pof2; i++)
+            disps[i] = disps[i - 1] + cnts[i - 1];
+#define REAL(nr) ((nr) < rem ? (nr) * 2 + 1 : (nr) + rem)
+        int send_idx = 0, recv_idx = 0, last_idx = pof2;
+        int mask = 1;
+        while (mask < pof2) {
+            int newdst = newrank ^ mask, dst = REAL(newdst);
+            int send_cnt = 0, recv_cnt = 0;
+            if (newrank < newdst) {
+                send_idx = recv_idx + pof2 / (mask * 2);
+                for (int i = send_idx; i < last_idx; i++)
+                    send_cnt += cnts[i];
+                for (int i = recv_idx; i < send_idx; i++)
+                    recv_cnt += cnts[i];
+            } else {
+                recv_idx = send_idx + pof2 / (mask * 2);
+                for (int i = send_idx; i < recv_idx; i++)
+                    send_cnt += cnts[i];
+                for (int i = recv_idx; i < last_idx; i++)
+                    recv_cnt += cnts[i];
+            }
+            pm_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
+                        at(tmp_s, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
+                        MPI_STATUS_IGNORE);
+            PMPI_Reduce_local(at(tmp_s, t, (size_t)disps[recv_idx]), at(acc, t, (size_t)disps[recv_idx]),
+                              recv_cnt, t, op);
+            send_idx = recv_idx;
+            mask <<= 1;
+            if (mask < pof2)
+                last_idx = recv_idx + pof2 / mask;
+        }
+        /* allgather: the pairs again, in reverse */
+        for (mask = pof2 >> 1; mask > 0; mask >>= 1) {
+            int newdst = newrank ^ mask, dst = REAL(newdst);
+            int send_cnt = 0, recv_cnt = 0;
+            if (newrank < newdst) {
+                if (mask != pof2 / 2)
+                    last_idx = last_idx + pof2 / (mask * 2);
+                recv_idx = send_idx + pof2 / (mask * 2);
+                for (int i = send_idx; i < recv_idx; i++)
+                    send_cnt += cnts[i];
+                for (int i = recv_idx; i < last_idx; i++)
+                    recv_cnt += cnts[i];
+            } else {
+                recv_idx = send_idx - pof2 / (mask * 2);
+                for (int i = send_idx; i < last_idx; i++)
+                    send_cnt += cnts[i];
+                for (int i = recv_idx; i < send_idx; i++)
+                    recv_cnt += cnts[i];
+            }
+            pm_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
+                        at(acc, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
+                        MPI_STATUS_IGNORE);
+            if (newrank > newdst)
+                send_idx = recv_idx;
+        }
+#undef REAL
+        free(cnts);
+        free(disps);
+    }
+    if (rank < 2 * rem) {
+        if (rank % 2)
+            pm_send(acc, count, t, rank - 1, TAG, c, 1);
+        else
+            pm_recv(acc, count, t, rank + 1, TAG, c, 1, MPI_STATUS_IGNORE);
+    }
+    free(tmp);
+}
+
+/* MPICH's switch: Rabenseifner above 2 KiB when the op commutes and every
+ * one of the pof2 ranks gets at least one element. */
+#define ALLREDUCE_SHORT 2048
+static void allreduce(void *acc, int count, MPI_Datatype t, MPI_Op op, pm_comm *c)
+{
+    if (c->size > 1 && pm_type_size(t) * (size_t)count > ALLREDUCE_SHORT && commutative(op) &&
+        count >= pof2_below(c->size))
+        allreduce_rabenseifner(acc, count, t, op, c);
+    else
+        allreduce_rd(acc, count, t, op, c);
+}
+
 /* ---- Gather / Scatter (bytes, blocks in relative-rank order) ---------------------- */
 
 /* Root gets all p blocks of `blk` bytes in rank order in `all`. */
@@ -398,7 +514,7 @@ int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MP
     BEGIN("MPI_Allreduce");
     if (send != MPI_IN_PLACE)
         pm_local_copy(send, count, type, recv, count, type);
-    allreduce_rd(recv, count, type, op, c);
+    allreduce(recv, count, type, op, c);
     END();
 }
 
