@@ -77,6 +77,16 @@ no_ib)
     [ "$RC" -ne 0 ] || fail "status 0 without an InfiniBand network"
     expect_err "this job's topology has no \`device ib\` line"
     expect_clean ;;
+tca_figures)
+    # MPI start-up, handles over MPI_Allgather, MPI_Barrier, MPI_Wtime around
+    # TCA DMA: the calibrated DMA 8 B figure, under the default clock, both
+    # launch modes.
+    for launcher in "" "--launcher mpirun"; do
+        run -n 2 $launcher --timeout 60 -- "$BIN/mpi_tca_latency"
+        expect_rc 0
+        expect_out "8 B half round trip: TCA DMA 1.896 us (0 wrong bytes), MPI over IB 1.89"
+    done
+    expect_clean ;;
 calibration)
     # osu_latency over the layer: 8 B half round trip = the published
     # MVAPICH2 1.9 us on HA-PACS/TCA (1.899, exact: the run is deterministic), and
