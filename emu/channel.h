@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763034ULL /* "P2JOBv04" */
+#define P2_JOB_MAGIC 0x50324a4f42763035ULL /* "P2JOBv05" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
@@ -153,14 +153,17 @@ typedef struct p2_job_rank {
     uint32_t state;             /* p2_rank_state */
     uint32_t producer_sleeping; /* the ring was full and the rank sleeps on req_tail */
     uint32_t resp_sleeping;     /* the rank sleeps on resp.seq */
-    int64_t clock_floor;        /* written by the rank's MPI clock shim (mpi_clock.c):
-                                   the rank's clock is at least this; the runtime
-                                   adopts it when the program next calls it */
+    int64_t clock_floor;        /* written from outside the runtime: the rank's clock
+                                   is at least this; the runtime adopts it when the
+                                   program next calls it (unused by the MPI layer) */
     int32_t tid;                /* the program's thread, whose CPU time --clock=cpu
                                    counts (not the threads of libraries it uses) */
-    uint32_t in_collective;     /* the MPI clock shim: 1 while the rank is inside an
-                                   MPI collective over every rank of the job */
+    uint32_t in_collective;     /* the MPI layer: 1 while the rank is inside Open MPI's
+                                   own MPI_Finalize, a collective over every rank */
     char mpi_call[16];          /* ... which one ("MPI_Barrier"), for messages */
+    char mpi_wait[80];          /* the MPI layer: the call the rank is blocked in and what
+                                   it waits for ("MPI_Recv from rank 5 tag 7"), or "" */
+    uint64_t mpi_since_ps;      /* ... since this time on the rank's clock */
     /* written by the simulator */
     uint64_t req_tail;          /* requests consumed; futex on its low word */
     p2_chan_resp resp;
@@ -209,6 +212,9 @@ typedef struct p2_job {
     uint64_t cuda_h2d_ps, cuda_d2h_ps, cuda_d2d_ps, cuda_d2d_reg_ps, cuda_memset_ps;
     uint64_t cuda_launch_ps;
     double cuda_h2d_bps, cuda_d2h_bps, cuda_pageable_bps, cuda_d2d_bps, cuda_memset_bps;
+    /* the MPI layer's parameters (mpi_* in params.def) */
+    uint64_t mpi_call_ps, mpi_eager_bytes, mpi_host_bytes;
+    double mpi_copy_gbps;
 
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;

@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -55,6 +56,7 @@ enum {
     P2RUN_NOEXEC = 127,
 };
 #define P2RUN_DEFAULT_TOPOLOGY "hapacs-tca-2x8.topo"
+#define P2RUN_DEFAULT_MPI_TOPOLOGY "hapacs-tca-2x8-ib.topo" /* MPI programs: PEACH2 + IB */
 /* How long ended processes get between SIGTERM and SIGKILL. */
 #define P2RUN_GRACE_MS 2000
 /* After a timeout, how long the simulator gets to print the ranks' states. */
@@ -85,7 +87,7 @@ typedef struct job_run {
     child *ranks; /* nranks direct children, or one mpirun */
     int nchildren;
     int mpirun;
-    char mpi_clock[PATH_MAX]; /* mpirun: the clock shim preloaded into the ranks */
+    char mpi_layer[PATH_MAX]; /* the MPI layer preloaded into the ranks, or "" */
     sigset_t signals; /* SIGCHLD, SIGINT, SIGTERM, SIGHUP: taken by sigtimedwait */
     sigset_t old_mask;
 } job_run;
@@ -99,7 +101,8 @@ static void usage(FILE *out)
             "Runs PROGRAM as N ranks of a virtual PEACH2 cluster simulated by p2sim.\n"
             "  -n N               ranks (1..%d), one per node of the topology\n"
             "  --topology FILE    cluster topology (default: %s from $P2_TOPOLOGY_DIR,\n"
-            "                     else ../share/peach2sim/topologies beside p2run)\n"
+            "                     else ../share/peach2sim/topologies beside p2run; for a\n"
+            "                     program linked with MPI, %s)\n"
             "  --map FILE         rank-to-node mapping (default: rank r on node r)\n"
             "  --routing POLICY   tie-break of equal-length paths (ring-first, s-first, balanced)\n"
             "  --params FILE      parameter file overriding the model's defaults\n"
@@ -112,8 +115,10 @@ static void usage(FILE *out)
             "  --launcher mpirun  start the ranks with Open MPI's mpirun\n"
             "  --gpu MODE         CUDA runtime of the ranks: real (the GPU's), emulated\n"
             "                     (GPU memory in the model, no kernels), auto (default:\n"
-            "                     emulated unless a GPU is usable)\n",
-            P2_JOB_MAX_RANKS, P2RUN_DEFAULT_TOPOLOGY);
+            "                     emulated unless a GPU is usable)\n"
+            "A program linked with Open MPI gets the virtual-time MPI layer (libp2mpi.so)\n"
+            "preloaded: its messages move over the modelled InfiniBand rail.\n",
+            P2_JOB_MAX_RANKS, P2RUN_DEFAULT_TOPOLOGY, P2RUN_DEFAULT_MPI_TOPOLOGY);
 }
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -364,31 +369,31 @@ static void searched_add(char *list, size_t len, const char *path)
  * p2run (../share/peach2sim/topologies), else, from the build tree, the
  * source tree's topologies/. Returns 0 (with a message naming every place
  * looked in) if none is readable. */
-static int default_topology(char *out, size_t outlen)
+static int default_topology(const char *name, char *out, size_t outlen)
 {
     const char *dir = getenv("P2_TOPOLOGY_DIR");
     if (dir && *dir) {
-        snprintf(out, outlen, "%s/%s", dir, P2RUN_DEFAULT_TOPOLOGY);
+        snprintf(out, outlen, "%s/%s", dir, name);
         return file_readable("default topology ($P2_TOPOLOGY_DIR)", out);
     }
     char searched[3 * PATH_MAX] = "";
     if (self_dir()[0]) {
         snprintf(out, outlen, "%s/%s/%s", self_dir(), P2_INSTALL_TOPOLOGY_REL,
-                 P2RUN_DEFAULT_TOPOLOGY);
+                 name);
         if (access(out, R_OK) == 0)
             return 1;
         searched_add(searched, sizeof searched, out);
     }
 #ifdef P2_SOURCE_DIR
     if (in_build_tree()) {
-        snprintf(out, outlen, "%s/topologies/%s", P2_SOURCE_DIR, P2RUN_DEFAULT_TOPOLOGY);
+        snprintf(out, outlen, "%s/topologies/%s", P2_SOURCE_DIR, name);
         if (access(out, R_OK) == 0)
             return 1;
         searched_add(searched, sizeof searched, out);
     }
 #endif
     fprintf(stderr, "p2run: default topology %s not found (looked in: %s); pass --topology "
-                    "FILE or set P2_TOPOLOGY_DIR\n", P2RUN_DEFAULT_TOPOLOGY,
+                    "FILE or set P2_TOPOLOGY_DIR\n", name,
             searched[0] ? searched : "nowhere: p2run cannot tell where it lies");
     return 0;
 }
@@ -439,12 +444,65 @@ static int find_simulator(char *out, size_t outlen)
     return find_shipped("simulator", "P2_SIM", "p2sim", X_OK, built, out, outlen);
 }
 
-/* The MPI clock shim (mpi_clock.c) preloaded into ranks started by mpirun;
+/* The virtual-time MPI layer (mpi/, libp2mpi.so) preloaded into MPI ranks;
  * built next to p2run, so the build tree needs no special case. */
-static int find_mpi_clock(char *out, size_t outlen)
+static int find_mpi_layer(const char *why, char *out, size_t outlen)
 {
-    return find_shipped("--launcher mpirun: the MPI clock shim", "P2_MPI_CLOCK",
-                        "libp2mpiclock.so", R_OK, NULL, out, outlen);
+    return find_shipped(why, "P2_MPI_LAYER", "libp2mpi.so", R_OK, NULL, out, outlen);
+}
+
+/* 1 if the ELF executable at `path` links Open MPI (a DT_NEEDED libmpi.so):
+ * p2run then preloads the MPI layer into its ranks without mpirun too. */
+static int links_mpi(const char *path)
+{
+    int found = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    Elf64_Ehdr eh;
+    if (fread(&eh, sizeof eh, 1, f) != 1 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        eh.e_shnum == 0 || eh.e_shnum > 4096) {
+        fclose(f);
+        return 0;
+    }
+    Elf64_Shdr *sh = calloc(eh.e_shnum, sizeof *sh);
+    if (sh && fseek(f, (long)eh.e_shoff, SEEK_SET) == 0 &&
+        fread(sh, sizeof *sh, eh.e_shnum, f) == eh.e_shnum) {
+        for (unsigned i = 0; i < eh.e_shnum && !found; i++) {
+            if (sh[i].sh_type != SHT_DYNAMIC || sh[i].sh_link >= eh.e_shnum)
+                continue;
+            const Elf64_Shdr *str = &sh[sh[i].sh_link];
+            size_t ndyn = sh[i].sh_size / sizeof(Elf64_Dyn);
+            if (ndyn > 65536 || str->sh_size > (1u << 24))
+                continue;
+            Elf64_Dyn *dyn = calloc(ndyn ? ndyn : 1, sizeof *dyn);
+            char *strs = calloc(str->sh_size + 1, 1);
+            if (dyn && strs && fseek(f, (long)sh[i].sh_offset, SEEK_SET) == 0 &&
+                fread(dyn, sizeof *dyn, ndyn, f) == ndyn &&
+                fseek(f, (long)str->sh_offset, SEEK_SET) == 0 &&
+                fread(strs, 1, str->sh_size, f) == str->sh_size)
+                for (size_t d = 0; d < ndyn && !found; d++)
+                    if (dyn[d].d_tag == DT_NEEDED && dyn[d].d_un.d_val < str->sh_size &&
+                        strncmp(strs + dyn[d].d_un.d_val, "libmpi.so", 9) == 0)
+                        found = 1;
+            free(dyn);
+            free(strs);
+        }
+    }
+    free(sh);
+    fclose(f);
+    return found;
+}
+
+/* LD_PRELOAD=layer[:what was there]: the layer's MPI_* come before Open MPI's. */
+static const char *preload_value(const job_run *jr)
+{
+    static char preload[2 * PATH_MAX + 32];
+    const char *old = getenv("LD_PRELOAD");
+    snprintf(preload, sizeof preload, "%s%s%s", jr->mpi_layer, old && *old ? ":" : "",
+             old && *old ? old : "");
+    return preload;
 }
 
 /* ---- The ranks' CUDA runtime ------------------------------------------------- */
@@ -649,6 +707,8 @@ static pid_t spawn(job_run *jr, char **argv, int death_signal, int rank)
         setenv("P2_RANK", v, 1);
         snprintf(v, sizeof v, "%d", jr->opt.nranks);
         setenv("P2_SIZE", v, 1);
+        if (jr->mpi_layer[0])
+            setenv("LD_PRELOAD", preload_value(jr), 1);
     }
     execvp(argv[0], argv);
     if (rank >= 0)
@@ -815,11 +875,9 @@ static char **build_mpirun_argv(job_run *jr)
     argv[a++] = np;
     argv[a++] = "-x";
     argv[a++] = "P2_JOB";
-    /* The clock shim goes first, so its MPI_* calls come before Open MPI's. */
-    static char preload[2 * PATH_MAX + 32];
-    const char *old = getenv("LD_PRELOAD");
-    snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", jr->mpi_clock, old && *old ? ":" : "",
-             old && *old ? old : "");
+    /* The MPI layer goes first, so its MPI_* calls come before Open MPI's. */
+    static char preload[2 * PATH_MAX + 48];
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s", preload_value(jr));
     argv[a++] = "-x";
     argv[a++] = preload;
     /* The emulated CUDA runtime's directory (--gpu, select_gpu) reaches ranks
@@ -920,8 +978,7 @@ static int run_job(job_run *jr)
         snprintf(topology, sizeof topology, "%s", o->topology);
         if (!file_readable("--topology", topology))
             return P2RUN_USAGE;
-    } else if (!default_topology(topology, sizeof topology))
-        return P2RUN_USAGE;
+    }
     if ((o->map && !file_readable("--map", o->map)) ||
         (o->params && !file_readable("--params", o->params)) ||
         (o->trace && !file_writable("--trace", o->trace)) ||
@@ -930,8 +987,19 @@ static int run_job(job_run *jr)
     if (!program_runnable("program", o->program[0]))
         return P2RUN_NOEXEC;
     if (jr->mpirun && (!program_runnable("--launcher", "mpirun") ||
-                       !find_mpi_clock(jr->mpi_clock, sizeof jr->mpi_clock)))
+                       !find_mpi_layer("--launcher mpirun: the MPI layer", jr->mpi_layer,
+                                       sizeof jr->mpi_layer)))
         return P2RUN_NOEXEC;
+    char prog[PATH_MAX];
+    if (!jr->mpirun && find_program(o->program[0], prog, sizeof prog) && links_mpi(prog) &&
+        !find_mpi_layer("an MPI program: the MPI layer", jr->mpi_layer, sizeof jr->mpi_layer))
+        return P2RUN_NOEXEC;
+    /* MPI messages move over the InfiniBand rail: MPI programs get the
+     * cluster with both networks by default. */
+    if (!o->topology && !default_topology(jr->mpi_layer[0] ? P2RUN_DEFAULT_MPI_TOPOLOGY
+                                                            : P2RUN_DEFAULT_TOPOLOGY,
+                                          topology, sizeof topology))
+        return P2RUN_USAGE;
     if (!find_simulator(sim, sizeof sim))
         return P2RUN_NOEXEC;
     int gpu_status = select_gpu(o);

@@ -38,6 +38,7 @@ extern "C" {
  *   +0x0_0000_0000  host memory registered with the library   (16 GiB)
  *   +0x4_0000_0000  GPU memory exposed by GPUDirect RDMA       (16 GiB)
  *   +0x8_0000_0000  PEACH2 BAR0: the registers below           (1 MiB)
+ *   +0x9_0000_0000  InfiniBand HCA BAR0 (ib_hw.h)               (1 MiB)
  *   +0xC_0000_0000  PEACH2 BAR2: the PIO window                (16 GiB)
  *
  * The PIO window is an aperture onto the host memory of every node: a CPU

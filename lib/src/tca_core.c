@@ -7,6 +7,7 @@
 #include "p2_mailbox.h"
 #include "rt/rt_alloc.h"
 #include "rt/rt_cuda.h"
+#include "rt/rt.h"
 #include "tca_internal.h"
 
 tca_lib tca_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -108,7 +109,12 @@ tcaresult tca_lib_attach(p2_dev *dev)
     tcaresult result = TCA_SUCCESS;
     if (tca_g.dev != dev) {
         lib_reset_locked();
-        if (tca_arena_init(&tca_g.host_arena, dev->host_mem ? dev->host_size : 0) !=
+        /* The top of host memory belongs to the MPI layer (rt.h). */
+        p2_rt *rt = p2_rt_get();
+        uint64_t host = dev->host_mem ? dev->host_size : 0;
+        if (rt && rt->mpi_host_bytes < host)
+            host -= rt->mpi_host_bytes;
+        if (tca_arena_init(&tca_g.host_arena, host) !=
                 TCA_ARENA_OK ||
             p2_rt_gpu_bind(dev->gpu_mem, dev->gpu_mem ? dev->gpu_size : 0, P2_RT_GPU_USER_TCA) !=
                 P2_RT_ALLOC_OK ||

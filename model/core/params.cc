@@ -29,7 +29,8 @@ bool unit_is_integral(std::string_view unit) {
 
 bool named_power_of_two(std::string_view name) {
   for (std::string_view n : {"max_payload_bytes", "max_read_request_bytes", "read_completion_boundary",
-                             "host_cpl_bytes"})
+                             "host_cpl_bytes", "ib_mtu_bytes", "ib_pcie_max_payload_bytes",
+                             "ib_pcie_max_read_request_bytes", "ib_host_cpl_bytes"})
     if (name == n) return true;
   return false;
 }
@@ -48,6 +49,7 @@ std::vector<ParamInfo> build_table() {
 #define CHIP ParamScope::Chip
 #define HOST ParamScope::Host
 #define RANK ParamScope::Rank
+#define IB ParamScope::Ib
 #define SR8000 ParamScope::Sr8000
 #define P2_PARAM(name, def, lo, hi, unit, scope, meaning, source)                                \
   static_assert((lo) <= (def) && (def) <= (hi), #name ": default outside its range");          \
@@ -59,6 +61,7 @@ std::vector<ParamInfo> build_table() {
 #undef CHIP
 #undef HOST
 #undef RANK
+#undef IB
 #undef SR8000
   return table;
 }
@@ -79,6 +82,7 @@ const char* scope_name(ParamScope s) {
     case ParamScope::Chip: return "chip";
     case ParamScope::Host: return "host";
     case ParamScope::Rank: return "rank";
+    case ParamScope::Ib: return "ib";
     case ParamScope::Sr8000: return "sr8000";
   }
   return "?";

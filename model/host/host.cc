@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "peach2_hw.h"
@@ -25,41 +26,61 @@ HostConfig HostConfig::make(const Params& p, const LinkConfig& slot) {
 }
 
 Host::Host(sc_core::sc_module_name name, unsigned node, const HostConfig& config, NodeMemory memory)
-    : sc_module(name), node_(node), config_(config) {
-  host_mem_.bytes = memory.host;
-  host_mem_.size = memory.host_size;
-  host_mem_.read_latency = config.host.read_latency;
-  host_mem_.write_latency = config.host.write_latency;
-  host_mem_.read_bytes_per_ns = config.host.read_bytes_per_ns;
-  gpu_mem_.bytes = memory.gpu;
-  gpu_mem_.size = memory.gpu_size;
-  gpu_mem_.read_latency = config.gpu.read_latency;
-  gpu_mem_.write_latency = config.gpu.write_latency;
-  gpu_mem_.read_bytes_per_ns = config.gpu.read_bytes_per_ns;
-
+    : sc_module(name), node_(node), config_(config), memory_(memory) {
   SC_METHOD(on_writes_due);
-  sensitive << writes_due_.event();
+  for (RootPort& rp : ports_) sensitive << rp.writes_due.event();
   dont_initialize();
   SC_METHOD(on_completions_due);
-  sensitive << host_mem_.completions.event() << gpu_mem_.completions.event();
+  for (RootPort& rp : ports_) sensitive << rp.host_mem.completions.event() << rp.gpu_mem.completions.event();
   dont_initialize();
   SC_METHOD(on_stores_due);
   sensitive << stores_due_.event();
   dont_initialize();
 }
 
-void Host::attach(LinkPort& port) {
-  port_ = &port;
+void Host::attach(LinkPort& port) { attach(port, PortConfig()); }
+
+void Host::attach(LinkPort& port, const PortConfig& pc) {
+  if (nports_ == kMaxRootPorts) throw std::logic_error("host: too many root ports");
+  RootPort& rp = ports_[nports_++];
+  rp.link = &port;
+  rp.cpu_windows = pc.cpu_windows;
+  const LinkConfig& lc = port.link().config();
+  rp.max_cpl = std::min(pc.max_cpl_bytes ? pc.max_cpl_bytes : config_.max_cpl_bytes, lc.max_payload);
+  rp.rcb = pc.max_cpl_bytes ? lc.read_completion_boundary : config_.rcb;
+  auto setup = [](Memory& m, uint8_t* bytes, uint64_t size, const HostConfig::MemoryTiming& t) {
+    m.bytes = bytes;
+    m.size = size;
+    m.read_latency = t.read_latency;
+    m.write_latency = t.write_latency;
+    m.read_bytes_per_ns = t.read_bytes_per_ns;
+  };
+  setup(rp.host_mem, memory_.host, memory_.host_size, pc.host ? *pc.host : config_.host);
+  setup(rp.gpu_mem, memory_.gpu, memory_.gpu_size, pc.gpu ? *pc.gpu : config_.gpu);
   port.attach(this, 0);
 }
 
-Host::Memory* Host::memory_for(uint64_t addr, uint64_t len, uint64_t* offset) {
+Host::RootPort& Host::port_of(const LinkPort& link) {
+  for (unsigned i = 0; i < nports_; ++i)
+    if (ports_[i].link == &link) return ports_[i];
+  throw std::logic_error("host: TLP from a port not attached");
+}
+
+unsigned Host::port_for_cpu(uint64_t addr) const {
+  uint64_t off = p2_addr_offset(addr);
+  for (unsigned i = 0; i < nports_; ++i)
+    for (const auto& [lo, size] : ports_[i].cpu_windows)
+      if (off >= lo && off - lo < size) return i;
+  return 0;
+}
+
+Host::Memory* Host::memory_for(RootPort& rp, uint64_t addr, uint64_t len, uint64_t* offset) {
   if (p2_addr_node(addr) != node_ || len == 0) return nullptr;
   Memory* m = nullptr;
   uint64_t off = p2_addr_offset(addr);
   switch (p2_addr_window(addr)) {
-    case P2_WIN_HOST: m = &host_mem_; off -= P2_HOST_OFFSET; break;
-    case P2_WIN_GPU: m = &gpu_mem_; off -= P2_GPU_OFFSET; break;
+    case P2_WIN_HOST: m = &rp.host_mem; off -= P2_HOST_OFFSET; break;
+    case P2_WIN_GPU: m = &rp.gpu_mem; off -= P2_GPU_OFFSET; break;
     default: return nullptr;
   }
   if (!m->bytes || off >= m->size || len > m->size - off) return nullptr;
@@ -67,29 +88,48 @@ Host::Memory* Host::memory_for(uint64_t addr, uint64_t len, uint64_t* offset) {
   return m;
 }
 
+uint8_t* Host::locate(uint64_t addr, uint64_t len, bool* gpu, uint64_t* offset) const {
+  if (p2_addr_node(addr) != node_ || len == 0) return nullptr;
+  uint64_t off = p2_addr_offset(addr);
+  uint8_t* bytes = nullptr;
+  uint64_t size = 0;
+  switch (p2_addr_window(addr)) {
+    case P2_WIN_HOST: bytes = memory_.host; size = memory_.host_size; off -= P2_HOST_OFFSET; break;
+    case P2_WIN_GPU: bytes = memory_.gpu; size = memory_.gpu_size; off -= P2_GPU_OFFSET; break;
+    default: return nullptr;
+  }
+  if (!bytes || off >= size || len > size - off) return nullptr;
+  *gpu = p2_addr_window(addr) == P2_WIN_GPU;
+  *offset = off;
+  return bytes + off;
+}
+
 uint8_t* Host::translate(uint64_t addr, uint64_t len) const {
+  bool gpu;
   uint64_t off;
-  Memory* m = const_cast<Host*>(this)->memory_for(addr, len, &off);
-  return m && !external(m, off, len) ? m->bytes + off : nullptr;
+  uint8_t* p = locate(addr, len, &gpu, &off);
+  return p && !external(gpu, off, len) ? p : nullptr;
 }
 
 bool Host::read(uint64_t addr, uint8_t* out, uint64_t len) const {
+  bool gpu;
   uint64_t off;
-  Memory* m = const_cast<Host*>(this)->memory_for(addr, len, &off);
-  if (!m) return false;
-  if (external(m, off, len)) return external_gpu_->read(off, out, len);
-  std::memcpy(out, m->bytes + off, len);
+  uint8_t* p = locate(addr, len, &gpu, &off);
+  if (!p) return false;
+  if (external(gpu, off, len)) return external_gpu_->read(off, out, len);
+  std::memcpy(out, p, len);
   return true;
 }
 
 bool Host::bus_write(uint64_t addr, const uint8_t* data, uint32_t len) {
+  bool gpu;
   uint64_t off;
-  Memory* m = memory_for(addr, len, &off);
-  if (!m) return false;
-  if (external(m, off, len)) {
+  uint8_t* p = locate(addr, len, &gpu, &off);
+  if (!p) return false;
+  if (external(gpu, off, len)) {
     if (!external_gpu_->write(off, data, len)) return false;
   } else {
-    std::memcpy(m->bytes + off, data, len);
+    std::memcpy(p, data, len);
   }
   ++stats_.writes;
   stats_.write_bytes += len;
@@ -97,10 +137,10 @@ bool Host::bus_write(uint64_t addr, const uint8_t* data, uint32_t len) {
   return true;
 }
 
-void Host::send(TlpPtr tlp) {
+void Host::send(RootPort& rp, TlpPtr tlp) {
   tlp->id = next_id();
   ++stats_.tlps_sent;
-  port_->send(std::move(tlp));
+  rp.link->send(std::move(tlp));
 }
 
 void Host::issue_from_cpu(sc_time at, TlpPtr tlp) {
@@ -109,7 +149,8 @@ void Host::issue_from_cpu(sc_time at, TlpPtr tlp) {
   sc_time due = at + config_.mmio_post;
   if (!stores_due_.empty()) due = std::max(due, stores_due_.last_due());
   tlp->born = at;
-  stores_due_.push(due, std::move(tlp));
+  unsigned port = port_for_cpu(tlp->addr);
+  stores_due_.push(due, {port, std::move(tlp)});
 }
 
 void Host::mmio_write(uint64_t addr, uint64_t value) {
@@ -157,15 +198,17 @@ void Host::pio_write(uint64_t addr, const uint8_t* data, uint32_t len) {
 void Host::on_stores_due() {
   while (stores_due_.head_due()) {
     ++stats_.cpu_stores;
-    send(stores_due_.pop());
+    auto [port, tlp] = stores_due_.pop();
+    send(ports_[port], std::move(tlp));
   }
 }
 
 void Host::tlp_arrived(LinkPort& port, TlpPtr tlp) {
+  RootPort& rp = port_of(port);
   switch (tlp->kind) {
     case TlpKind::MemWrite: {
       uint64_t off;
-      Memory* m = memory_for(tlp->addr, tlp->length, &off);
+      Memory* m = memory_for(rp, tlp->addr, tlp->length, &off);
       if (!m) {
         // Outside registered memory: the root complex drops it, never applies it.
         ++stats_.dropped_writes;
@@ -174,13 +217,13 @@ void Host::tlp_arrived(LinkPort& port, TlpPtr tlp) {
       }
       // Posted writes stay in order: none becomes visible before an older one.
       sc_time visible = sc_time_stamp() + m->write_latency;
-      if (!writes_due_.empty()) visible = std::max(visible, writes_due_.last_due());
-      writes_due_.push(visible, std::move(tlp));
+      if (!rp.writes_due.empty()) visible = std::max(visible, rp.writes_due.last_due());
+      rp.writes_due.push(visible, std::move(tlp));
       return;
     }
     case TlpKind::MemRead:
       port.release(*tlp);  // the root complex queues requests internally
-      serve_read(std::move(tlp));
+      serve_read(rp, std::move(tlp));
       return;
     case TlpKind::Completion: {
       port.release(*tlp);
@@ -198,11 +241,13 @@ void Host::tlp_arrived(LinkPort& port, TlpPtr tlp) {
 }
 
 void Host::on_writes_due() {
-  while (writes_due_.head_due()) {
-    TlpPtr w = writes_due_.pop();
+  for (unsigned i = 0; i < nports_; ++i) {
+  RootPort& rp = ports_[i];
+  while (rp.writes_due.head_due()) {
+    TlpPtr w = rp.writes_due.pop();
     uint64_t off;
-    Memory* m = memory_for(w->addr, w->length, &off);
-    if (external(m, off, w->length)) {
+    Memory* m = memory_for(rp, w->addr, w->length, &off);
+    if (external(m == &rp.gpu_mem, off, w->length)) {
       // A device that refuses the write has reported it; the bytes are lost
       // as a root complex loses a write it cannot apply.
       if (!external_gpu_->write(off, w->data.data(), w->length)) ++stats_.dropped_writes;
@@ -213,23 +258,24 @@ void Host::on_writes_due() {
     sc_time latency = sc_time_stamp() - w->born;
     stats_.write_latency_total += latency;
     stats_.write_latency_max = std::max(stats_.write_latency_max, latency);
-    port_->release(*w);
+    rp.link->release(*w);
     if (write_observer_) write_observer_(w->addr, w->length);
+  }
   }
 }
 
-void Host::serve_read(TlpPtr req) {
+void Host::serve_read(RootPort& rp, TlpPtr req) {
   uint64_t off;
-  Memory* m = memory_for(req->addr, req->length, &off);
-  Memory& engine = m ? *m : host_mem_;
+  Memory* m = memory_for(rp, req->addr, req->length, &off);
+  Memory& engine = m ? *m : rp.host_mem;
   sc_time start = std::max(sc_time_stamp() + engine.read_latency, engine.read_free);
   // A read never passes a posted write that arrived before it.
-  if (!writes_due_.empty()) start = std::max(start, writes_due_.last_due());
+  if (!rp.writes_due.empty()) start = std::max(start, rp.writes_due.last_due());
   // External GPU memory is fetched once per request, the same bytes the
   // completions would have carried from the arena; a device that refuses the
   // read aborts it (the DMA fails) rather than returning wrong bytes.
   std::vector<uint8_t> fetched;
-  const bool ext = m && external(m, off, req->length);
+  const bool ext = m && external(m == &rp.gpu_mem, off, req->length);
   if (ext) {
     fetched.resize(req->length);
     if (!external_gpu_->read(off, fetched.data(), req->length)) {
@@ -253,12 +299,12 @@ void Host::serve_read(TlpPtr req) {
   }
   ++stats_.reads;
   stats_.read_bytes += req->length;
-  const uint32_t max_cpl = config_.max_cpl_bytes;
+  const uint32_t max_cpl = rp.max_cpl;
   uint32_t remaining = req->length;
   sc_time ready = start;
   const uint8_t* bytes = ext ? fetched.data() : m->bytes + off;
   for (const Span& s : split_completions(req->addr, req->length, max_cpl,
-                                         config_.rcb)) {
+                                         rp.rcb)) {
     const uint8_t* src = bytes + (s.addr - req->addr);
     TlpPtr cpl = make_completion(*req, s.addr, src, s.length, remaining);
     remaining -= s.length;
@@ -269,8 +315,9 @@ void Host::serve_read(TlpPtr req) {
 }
 
 void Host::on_completions_due() {
-  for (Memory* m : {&host_mem_, &gpu_mem_})
-    while (m->completions.head_due()) send(m->completions.pop());
+  for (unsigned i = 0; i < nports_; ++i)
+    for (Memory* m : {&ports_[i].host_mem, &ports_[i].gpu_mem})
+      while (m->completions.head_due()) send(ports_[i], m->completions.pop());
 }
 
 }  // namespace p2

@@ -1,17 +1,25 @@
-// host.h - one node's host side of the N link: the root complex, host DRAM
-// registered with the library, GPU memory exposed by GPUDirect RDMA, and the
-// CPU's MMIO and PIO stores into the board.
+// host.h - one node's host side: the root complex with its root ports (the
+// PEACH2 slot, and the InfiniBand HCA's slot where the node has one), host
+// DRAM registered with the library, GPU memory exposed by GPUDirect RDMA, and
+// the CPU's MMIO and PIO stores into the devices.
 //
-// Per TLP arriving from the board: a memory write lands in host or GPU memory
+// Per TLP arriving from a device: a memory write lands in host or GPU memory
 // after the write latency; a memory read is answered with completions (split at
 // the read completion boundary) after the read latency, paced by the memory's
-// read rate; a completion answers one of the CPU's register reads.
+// read rate; a completion answers one of the CPU's register reads. Each root
+// port has its own write buffer and read engines and answers on itself; a CPU
+// access goes to the port whose windows hold its address (the first port when
+// none does: PEACH2's slot).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <systemc>
 
@@ -76,7 +84,20 @@ class Host : public sc_core::sc_module, public LinkClient {
  public:
   SC_HAS_PROCESS(Host);
   Host(sc_core::sc_module_name name, unsigned node, const HostConfig& config, NodeMemory memory);
-  void attach(LinkPort& port);  // the Root Complex end of this node's N link
+  // Where a root port differs from the host's defaults: the windows of the
+  // node's address space (offsets, as in peach2_hw.h) whose CPU accesses go
+  // out on it, its largest completion, and the memories' timing as seen from
+  // it (a device on the other socket reads GPU memory across the socket link).
+  struct PortConfig {
+    std::vector<std::pair<uint64_t, uint64_t>> cpu_windows;  // (offset, size)
+    uint32_t max_cpl_bytes = 0;                               // 0: the host's
+    std::optional<HostConfig::MemoryTiming> host, gpu;        // none: the host's
+  };
+  static constexpr unsigned kMaxRootPorts = 4;
+  // The Root Complex end of a device's slot link; the first attached is the
+  // default port (PEACH2's N link). Throws std::logic_error beyond kMaxRootPorts.
+  void attach(LinkPort& port, const PortConfig& config);
+  void attach(LinkPort& port);  // with the host's defaults
 
   // The CPU's accesses, issued at the current simulated time.
   void mmio_write(uint64_t addr, uint64_t value);  // posted 8-byte store
@@ -108,7 +129,7 @@ class Host : public sc_core::sc_module, public LinkClient {
   void tlp_arrived(LinkPort& port, TlpPtr tlp) override;
 
  private:
-  // One memory behind the root complex: where it is and how it answers.
+  // One memory behind a root port: where it is and how it answers there.
   struct Memory {
     uint8_t* bytes = nullptr;
     uint64_t size = 0;
@@ -117,13 +138,25 @@ class Host : public sc_core::sc_module, public LinkClient {
     sc_core::sc_time read_free;       // read data path busy until
     TimedQueue<TlpPtr> completions;   // answers in the order they leave
   };
-  Memory* memory_for(uint64_t addr, uint64_t len, uint64_t* offset);
-  // Whether [off, off + len) of m is served by the external GPU memory.
-  bool external(const Memory* m, uint64_t off, uint64_t len) const {
-    return m == &gpu_mem_ && external_gpu_ && external_gpu_->covers(off, len);
+  struct RootPort {
+    LinkPort* link = nullptr;
+    std::vector<std::pair<uint64_t, uint64_t>> cpu_windows;
+    uint32_t max_cpl = 0, rcb = 0;
+    Memory host_mem, gpu_mem;
+    TimedQueue<TlpPtr> writes_due;  // arrived writes becoming visible, in order
+  };
+  Memory* memory_for(RootPort& rp, uint64_t addr, uint64_t len, uint64_t* offset);
+  // The arena bytes of a local range as the CPU sees it (no root port);
+  // *gpu tells whether it lies in the GPU window, *offset its offset there.
+  uint8_t* locate(uint64_t addr, uint64_t len, bool* gpu, uint64_t* offset) const;
+  // Whether [off, off + len) of the GPU window is served by the external GPU memory.
+  bool external(bool gpu, uint64_t off, uint64_t len) const {
+    return gpu && external_gpu_ && external_gpu_->covers(off, len);
   }
-  void serve_read(TlpPtr req);
-  void send(TlpPtr tlp);
+  RootPort& port_of(const LinkPort& link);
+  unsigned port_for_cpu(uint64_t addr) const;
+  void serve_read(RootPort& rp, TlpPtr req);
+  void send(RootPort& rp, TlpPtr tlp);
   void issue_from_cpu(sc_core::sc_time at, TlpPtr tlp);
   void on_writes_due();
   void on_completions_due();
@@ -132,15 +165,16 @@ class Host : public sc_core::sc_module, public LinkClient {
 
   unsigned node_;
   HostConfig config_;
-  LinkPort* port_ = nullptr;
-  Memory host_mem_, gpu_mem_;
+  NodeMemory memory_;
+  std::array<RootPort, kMaxRootPorts> ports_;
+  unsigned nports_ = 0;
   std::function<void(uint64_t, uint32_t)> write_observer_;
   ExternalGpuMemory* external_gpu_ = nullptr;
   uint8_t next_tag_ = 0;
   uint64_t next_tlp_id_ = 0;
   std::map<uint8_t, std::function<void(uint64_t, bool)>> reads_in_flight_;
-  TimedQueue<TlpPtr> writes_due_;   // arrived writes becoming visible, in order
-  TimedQueue<TlpPtr> stores_due_;   // the CPU's loads and stores to the board, in order
+  // The CPU's loads and stores to the devices, in order, with their root port.
+  TimedQueue<std::pair<unsigned, TlpPtr>> stores_due_;
   sc_core::sc_time cpu_store_free_;
   HostStats stats_;
 };

@@ -20,7 +20,7 @@ enum class FcClass : uint8_t { Posted = 0, NonPosted = 1, Completion = 2 };
 constexpr int kFcClasses = 3;
 
 // Who issued a request, so its completions find their way back.
-enum class Function : uint8_t { Host = 0, Dmac = 1, Chip = 2 /* the board's register unit */ };
+enum class Function : uint8_t { Host = 0, Dmac = 1, Chip = 2 /* the board's register unit */, Hca = 3 /* an InfiniBand HCA */ };
 inline uint16_t requester_id(unsigned node, Function f) {
   return static_cast<uint16_t>(node << 3 | static_cast<unsigned>(f));
 }

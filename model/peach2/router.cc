@@ -74,6 +74,7 @@ Xbar Router::decide(const Tlp& tlp) const {
       case Function::Dmac: return Xbar::Dmac;
       case Function::Chip: return Xbar::Regs;
       case Function::Host: return Xbar::N;
+      case Function::Hca: return Xbar::Count;  // the HCA's reads never cross PEACH2
     }
     return Xbar::Count;
   }

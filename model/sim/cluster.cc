@@ -56,6 +56,8 @@ Cluster::Cluster(const Topology& topo, const Params& params, RoutingPolicy polic
   for (const TopoDevice& d : topo.devices) {
     if (d.kind == "peach2")
       networks_.push_back(std::make_unique<Peach2Network>(topo_, params_, policy, hosts_));
+    else if (d.kind == "ib")
+      networks_.push_back(std::make_unique<IbNetwork>(topo_, d.line, params_, hosts_));
     else if (d.kind == "sr8000")
       networks_.push_back(std::make_unique<Sr8000Network>(topo_, d.line, params_, hosts_));
     else
@@ -68,6 +70,12 @@ Cluster::~Cluster() {
   networks_.clear();
   hosts_.clear();
   for (auto& [p, size] : anonymous_) munmap(p, size);
+}
+
+IbNetwork& Cluster::ib() {
+  for (auto& net : networks_)
+    if (auto* p = dynamic_cast<IbNetwork*>(net.get())) return *p;
+  throw std::logic_error("this cluster has no InfiniBand network");
 }
 
 Peach2Network& Cluster::peach2() {

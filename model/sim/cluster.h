@@ -9,6 +9,7 @@
 
 #include "core/params.h"
 #include "host/host.h"
+#include "ib/network.h"
 #include "peach2/network.h"
 #include "sim/network.h"
 #include "topo/topology.h"
@@ -51,6 +52,7 @@ class Cluster {
   // The PEACH2 network (tests and tools that look inside the boards); throws
   // std::logic_error when the topology has none.
   Peach2Network& peach2();
+  IbNetwork& ib();  // throws std::logic_error without a `device ib` line
   Peach2& chip(unsigned n) { return peach2().chip(n); }
   const Topology& topology() const { return topo_; }
   const Params& params() const { return params_; }

@@ -167,7 +167,8 @@ bool Frontend::in_world_collective(const Rank& r) const {
 }
 
 Frontend::Key Frontend::min_running_horizon() {
-  // A rank inside an MPI collective over every rank (mpi_clock.c) leaves it
+  // A rank inside an MPI collective over every rank (mpi/: Open MPI's own
+  // finalize) leaves it
   // no earlier than the entry of any rank still outside; while one is, the
   // rank inside holds nothing back.
   bool someone_outside = false;
@@ -586,6 +587,11 @@ void Frontend::print_ranks(std::ostream& out) const {
       else if (r.reaped && WIFEXITED(st) && WEXITSTATUS(st) != 0)
         out << " (exit status " << WEXITSTATUS(st) << ")";
     }
+    else if (r.waiting && r.channel->mpi_wait[0] != '\0')
+      // The MPI layer (mpi/) named the call the rank is blocked in.
+      out << "in " << std::string(r.channel->mpi_wait, strnlen(r.channel->mpi_wait, sizeof r.channel->mpi_wait))
+          << " since " << us(p2_ld(&r.channel->mpi_since_ps)) << " (waiting for "
+          << describe_wait(r) << " since " << us(r.wait.stamp) << ")";
     else if (r.waiting)
       out << "waiting for " << describe_wait(r) << " since " << us(r.wait.stamp);
     else if (!r.queue.empty() && p2_chan_op_blocks(r.queue.back().op))

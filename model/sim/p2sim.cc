@@ -264,6 +264,10 @@ int sc_main(int argc, char** argv) {
   job->cuda_pageable_bps = params.cuda_pageable_gbps * 1e9;
   job->cuda_d2d_bps = params.cuda_d2d_gbps * 1e9;
   job->cuda_memset_bps = params.cuda_memset_gbps * 1e9;
+  job->mpi_call_ps = ns_to_ps(params.mpi_call_ns);
+  job->mpi_eager_bytes = static_cast<uint64_t>(params.mpi_eager_bytes);
+  job->mpi_host_bytes = static_cast<uint64_t>(params.mpi_host_bytes);
+  job->mpi_copy_gbps = params.mpi_copy_gbps;
   p2_st_sc(&job->sim_pid, static_cast<int32_t>(getpid()));
   p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_READY));
   p2_futex_wake(&job->sim_state, INT_MAX);

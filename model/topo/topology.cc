@@ -245,7 +245,7 @@ std::vector<std::string> split_words(std::string_view s) {
 }  // namespace
 
 const std::vector<std::string>& known_device_kinds() {
-  static const std::vector<std::string> kinds = {"peach2", "sr8000"};
+  static const std::vector<std::string> kinds = {"peach2", "ib", "sr8000"};
   return kinds;
 }
 

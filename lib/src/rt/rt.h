@@ -53,6 +53,12 @@ typedef struct p2_rt {
         uint64_t h2d_ps, d2h_ps, d2d_ps, d2d_reg_ps, memset_ps, launch_ps;
         double h2d_bps, d2h_bps, pageable_bps, d2d_bps, memset_bps;
     } cuda;
+    /* The MPI layer's parameters (mpi/, params.def mpi_*) and its share of
+     * host memory: the top mpi_host_bytes of `host`, which tcaMalloc leaves
+     * alone (0 when host memory is too small to give any). */
+    uint64_t mpi_call_ps, mpi_eager_bytes, mpi_host_bytes;
+    double mpi_copy_gbps;
+    p2_job *job;             /* the job segment (ranks' nodes, diagnosis fields) */
 } p2_rt;
 
 /* The runtime of this process, attached on first use; NULL (a message on

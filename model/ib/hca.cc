@@ -1,0 +1,566 @@
+#include "ib/hca.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "core/clock.h"
+
+namespace p2 {
+
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+
+Hca::Hca(sc_core::sc_module_name name, unsigned node, unsigned nodes, const IbConfig& config)
+    : sc_module(name), node_(node), nodes_(nodes), config_(config), agenda_("agenda"),
+      msn_to_(nodes, 0), recv_(nodes) {
+  for (uint32_t t = 0; t < config_.max_reads; ++t) free_tags_.push_back(static_cast<uint8_t>(t));
+}
+
+void Hca::attach_pcie(LinkPort& port) {
+  pcie_ = &port;
+  port.attach(this, config_.pcie_tx_tlps);
+}
+
+void Hca::attach_rail(unsigned rail, IbPort& port) {
+  rails_.at(rail) = &port;
+  port.attach(this, rail);
+}
+
+// ---- Registers ---------------------------------------------------------------
+
+uint64_t Hca::reg_peek(uint64_t r) const {
+  switch (r) {
+    case IB_REG_HCA_ID: return IB_HCA_ID_VALUE;
+    case IB_REG_NODE_ID: return node_;
+    case IB_REG_NUM_NODES: return nodes_;
+    case IB_REG_PORTS: return IB_PORTS;
+    case IB_REG_LID: return node_ + 1;
+    case IB_REG_MTU: return config_.mtu;
+    case IB_REG_ERROR: return error_;
+    case IB_REG_SQ_BASE: return sq_base_;
+    case IB_REG_SQ_SIZE: return sq_size_;
+    case IB_REG_SQ_DOORBELL: return sq_prod_;
+    case IB_REG_SQ_CONSUMED: return sq_fetched_;
+    case IB_REG_RQ_BASE: return rq_base_;
+    case IB_REG_RQ_SIZE: return rq_size_;
+    case IB_REG_RQ_DOORBELL: return rq_prod_;
+    case IB_REG_RQ_CONSUMED: return rq_used_;
+    case IB_REG_CQ_BASE: return cq_base_;
+    case IB_REG_CQ_SIZE: return cq_size_;
+    case IB_REG_CQ_HEAD: return cq_head_;
+    case IB_REG_CQ_TAIL: return cq_tail_;
+    case IB_REG_CQ_OVERFLOW: return cq_overflow_;
+    default: return 0;
+  }
+}
+
+void Hca::mmio_write(uint64_t r, uint64_t v) {
+  const sc_time now = sc_time_stamp();
+  switch (r) {
+    case IB_REG_SQ_BASE:
+      sq_base_ = v;
+      sq_prod_ = sq_fetched_ = 0;
+      ++sq_generation_;
+      wqe_fetching_ = false;
+      doorbells_.clear();
+      break;
+    case IB_REG_SQ_SIZE: sq_size_ = v; break;
+    case IB_REG_SQ_DOORBELL:
+      if (v > sq_prod_ && v - sq_fetched_ <= sq_size_) {
+        for (uint64_t i = sq_prod_; i < v; ++i) doorbells_.push_back(now);
+        sq_prod_ = v;
+        agenda_.after(config_.doorbell, [this] { fetch_wqes(); });
+      }
+      break;
+    case IB_REG_RQ_BASE:
+      rq_base_ = v;
+      rq_prod_ = rq_fetched_ = rq_used_ = 0;
+      ++rq_generation_;
+      rqe_fetching_ = false;
+      rq_cache_.clear();
+      break;
+    case IB_REG_RQ_SIZE: rq_size_ = v; break;
+    case IB_REG_RQ_DOORBELL:
+      if (v > rq_prod_ && v - rq_used_ <= rq_size_) {
+        rq_prod_ = v;
+        agenda_.after(config_.doorbell, [this] { fetch_rqes(); });
+      }
+      break;
+    case IB_REG_CQ_BASE:
+      cq_base_ = v;
+      cq_head_ = cq_tail_ = cq_overflow_ = 0;
+      break;
+    case IB_REG_CQ_SIZE: cq_size_ = v; break;
+    case IB_REG_CQ_TAIL: cq_tail_ = v; break;
+    default: break;
+  }
+  changed();
+}
+
+// ---- PCIe --------------------------------------------------------------------
+
+void Hca::pcie_send(TlpPtr tlp) {
+  tlp->id = (static_cast<uint64_t>(node_) << 48) | (1ULL << 47) | next_tlp_id_++;
+  if (tlp->is_request()) {
+    tlp->born = sc_time_stamp();
+    ++tlps_created_;
+  }
+  pcie_out_.push_back(std::move(tlp));
+  pcie_drain();
+}
+
+void Hca::pcie_drain() {
+  while (!pcie_out_.empty() && pcie_->can_send()) {
+    pcie_->send(std::move(pcie_out_.front()));
+    pcie_out_.pop_front();
+  }
+}
+
+void Hca::tx_space(LinkPort&) {
+  pcie_drain();
+  issue_reads();
+  for (unsigned r = 0; r < IB_PORTS; ++r) process_rx(r);
+}
+
+void Hca::write_host(uint64_t addr, const uint8_t* data, uint32_t len) {
+  for (const Span& s : split_write(addr, len, config_.max_payload)) {
+    auto w = std::make_unique<Tlp>();
+    w->kind = TlpKind::MemWrite;
+    w->addr = s.addr;
+    w->length = s.length;
+    w->requester = requester_id(node_, Function::Hca);
+    w->data.assign(data + (s.addr - addr), data + (s.addr - addr) + s.length);
+    pcie_send(std::move(w));
+  }
+}
+
+void Hca::issue_reads() {
+  while (!free_tags_.empty() && (!fetch_reads_.empty() || !data_reads_.empty()) &&
+         pcie_out_.size() < config_.pcie_tx_tlps) {
+    auto& from = !fetch_reads_.empty() ? fetch_reads_ : data_reads_;
+    Read r = std::move(from.front());
+    from.pop_front();
+    const uint8_t tag = free_tags_.front();
+    free_tags_.erase(free_tags_.begin());
+    auto t = std::make_unique<Tlp>();
+    t->kind = TlpKind::MemRead;
+    t->addr = r.addr;
+    t->length = r.length;
+    t->requester = requester_id(node_, Function::Hca);
+    t->tag = tag;
+    ++stats_.dma_reads;
+    stats_.dma_read_bytes += r.length;
+    reads_.emplace(tag, std::move(r));
+    pcie_send(std::move(t));
+  }
+}
+
+void Hca::tlp_arrived(LinkPort& port, TlpPtr tlp) {
+  port.release(*tlp);
+  switch (tlp->kind) {
+    case TlpKind::MemWrite: {
+      if (!ib_addr_is_regs(tlp->addr) || tlp->length != 8) return;
+      uint64_t v;
+      std::memcpy(&v, tlp->data.data(), 8);
+      const uint64_t reg = p2_addr_offset(tlp->addr) - IB_REGS_OFFSET;
+      agenda_.after(config_.reg, [this, reg, v] { mmio_write(reg, v); });
+      return;
+    }
+    case TlpKind::MemRead: {
+      auto req = std::make_shared<Tlp>(*tlp);
+      agenda_.after(config_.reg, [this, req] {
+        if (!ib_addr_is_regs(req->addr) || req->length != 8) {
+          pcie_send(make_completion(*req, CplStatus::UnsupportedRequest));
+          return;
+        }
+        uint64_t v = reg_peek(p2_addr_offset(req->addr) - IB_REGS_OFFSET);
+        uint8_t b[8];
+        std::memcpy(b, &v, 8);
+        pcie_send(make_completion(*req, req->addr, b, 8, 8));
+      });
+      return;
+    }
+    case TlpKind::Completion: {
+      auto it = reads_.find(tlp->tag);
+      if (it == reads_.end()) return;
+      Read& r = it->second;
+      read_done(r, *tlp);
+      if (tlp->status != CplStatus::Success || tlp->byte_count <= tlp->length) {
+        // Last completion of the read (or its failure): the tag is free again.
+        Read done = std::move(r);
+        reads_.erase(it);
+        free_tags_.push_back(tlp->tag);
+        if (done.kind == Read::Kind::Wqe && done.generation == sq_generation_) {
+          ib_wqe w{};
+          std::memcpy(&w, done.buf.data(), std::min<size_t>(sizeof w, done.buf.size()));
+          ++sq_fetched_;
+          sc_time db = doorbells_.empty() ? sc_time_stamp() : doorbells_.front();
+          if (!doorbells_.empty()) doorbells_.pop_front();
+          wqe_fetching_ = false;
+          changed();
+          agenda_.after(config_.wqe, [this, w, db] { start_message(w, db); });
+          fetch_wqes();
+        } else if (done.kind == Read::Kind::Rqe && done.generation == rq_generation_) {
+          ib_rqe e{};
+          std::memcpy(&e, done.buf.data(), std::min<size_t>(sizeof e, done.buf.size()));
+          ++rq_fetched_;
+          rq_cache_.push_back(e);
+          rqe_fetching_ = false;
+          fetch_rqes();
+          for (unsigned rail = 0; rail < IB_PORTS; ++rail) process_rx(rail);
+        }
+        issue_reads();
+      }
+      return;
+    }
+  }
+}
+
+void Hca::read_done(Read& r, const Tlp& cpl) {
+  const bool ok = cpl.status == CplStatus::Success;
+  const uint32_t len = ok ? cpl.length : r.length - r.received;
+  const uint32_t off = ok ? static_cast<uint32_t>(cpl.addr - r.addr) : r.received;
+  if (!ok) ++stats_.errors;
+  r.received += len;
+  if (r.kind != Read::Kind::Data) {
+    r.buf.resize(r.length);
+    if (ok) std::memcpy(r.buf.data() + off, cpl.data.data(), len);
+    return;
+  }
+  Packet* pk = r.packet;
+  if (ok) std::memcpy(pk->p->data.data() + r.packet_offset + off, cpl.data.data(), len);
+  pk->have += len;
+  if (pk->have == pk->need) packet_ready(pk);
+}
+
+// ---- Send side ---------------------------------------------------------------
+
+void Hca::fetch_wqes() {
+  if (wqe_fetching_ || !sq_base_ || !sq_size_ || sq_fetched_ >= sq_prod_) return;
+  wqe_fetching_ = true;
+  Read r;
+  r.kind = Read::Kind::Wqe;
+  r.addr = sq_base_ + IB_WQE_SIZE * (sq_fetched_ % sq_size_);
+  r.length = IB_WQE_SIZE;
+  r.generation = sq_generation_;
+  fetch_reads_.push_back(std::move(r));
+  issue_reads();
+}
+
+void Hca::fetch_rqes() {
+  if (rqe_fetching_ || !rq_base_ || !rq_size_ || rq_fetched_ >= rq_prod_) return;
+  rqe_fetching_ = true;
+  Read r;
+  r.kind = Read::Kind::Rqe;
+  r.addr = rq_base_ + IB_RQE_SIZE * (rq_fetched_ % rq_size_);
+  r.length = IB_RQE_SIZE;
+  r.generation = rq_generation_;
+  fetch_reads_.push_back(std::move(r));
+  issue_reads();
+}
+
+bool Hca::local_ok(uint64_t addr, uint64_t len) const {
+  if (p2_addr_node(addr) != node_) return false;
+  const uint64_t off = p2_addr_offset(addr);
+  switch (p2_addr_window(addr)) {
+    case P2_WIN_HOST: return off - P2_HOST_OFFSET <= config_.host_memory_bytes &&
+                             len <= config_.host_memory_bytes - (off - P2_HOST_OFFSET);
+    case P2_WIN_GPU: return off - P2_GPU_OFFSET <= config_.gpu_memory_bytes &&
+                            len <= config_.gpu_memory_bytes - (off - P2_GPU_OFFSET);
+    default: return false;
+  }
+}
+
+void Hca::start_message(const ib_wqe& w, sc_time doorbell) {
+  ++stats_.wqes;
+  Message m;
+  m.wqe = w;
+  m.id = next_msg_id_++;
+  m.doorbell = doorbell;
+  uint8_t status = IB_OK;
+  const bool rdma = w.opcode == IB_OP_RDMA_WRITE || w.opcode == IB_OP_RDMA_WRITE_IMM;
+  if ((w.opcode != IB_OP_SEND && !rdma) || (w.flags & ~IB_WQE_FLAGS_ALL) ||
+      (w.rail >= IB_PORTS && w.rail != IB_RAIL_ANY) || w.length > IB_MAX_MESSAGE ||
+      (w.length && !local_ok(w.local_addr, w.length)))
+    status = IB_ERR_LOCAL;
+  else if (w.dest_node >= nodes_)
+    status = IB_ERR_DEST;
+  else if (rdma && w.length) {
+    // Every node exposes the same memory sizes: the sender checks the target
+    // before any byte moves, as PEACH2's DMAC does.
+    const uint64_t a = w.remote_addr;
+    const uint64_t local_equiv = a - p2_node_base(p2_addr_node(a)) + p2_node_base(node_);
+    if (p2_addr_node(a) != w.dest_node || !local_ok(local_equiv, w.length)) status = IB_ERR_REMOTE;
+  }
+  if (status != IB_OK) {
+    ++stats_.errors;
+    error_ = status;
+    m.status = status;
+    m.msn = 0;
+    m.last_rail = w.rail == IB_RAIL_ANY ? 0 : w.rail;
+    messages_.emplace(m.id, m);
+    finish_message(messages_.at(m.id));
+    changed();
+    return;
+  }
+  m.msn = ++msn_to_[w.dest_node];
+  // Rails and the parts of the message on each.
+  struct Part { unsigned rail; uint32_t offset, length; };
+  std::vector<Part> parts;
+  const uint32_t mtu = config_.mtu;
+  if (w.rail != IB_RAIL_ANY) {
+    parts.push_back({w.rail, 0, w.length});
+  } else if (w.opcode == IB_OP_RDMA_WRITE && config_.rail_policy == 1 &&
+             w.length >= config_.stripe_min_bytes && w.length > mtu) {
+    uint32_t half = (w.length / 2 + mtu - 1) / mtu * mtu;
+    parts.push_back({0, 0, half});
+    parts.push_back({1, half, w.length - half});
+  } else {
+    parts.push_back({next_rail_, 0, w.length});
+    next_rail_ = (next_rail_ + 1) % IB_PORTS;
+  }
+  m.parts = static_cast<unsigned>(parts.size());
+  m.last_rail = parts.back().rail;
+  messages_.emplace(m.id, m);
+  // Packets, interleaved between the parts so both rails fill at once.
+  std::vector<uint32_t> sent(parts.size(), 0);
+  std::vector<bool> started(parts.size(), false);
+  for (bool more = true; more;) {
+    more = false;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const Part& pt = parts[i];
+      if (started[i] && sent[i] >= pt.length) continue;
+      const uint32_t payload = std::min(mtu, pt.length - sent[i]);
+      auto pk = std::make_unique<Packet>();
+      pk->p = std::make_unique<IbPacket>();
+      IbPacket& p = *pk->p;
+      p.kind = IbPacket::Kind::Data;
+      p.src = node_;
+      p.dst = w.dest_node;
+      p.rail = pt.rail;
+      p.opcode = w.opcode;
+      p.first = !started[i];
+      p.msg_offset = pt.offset + sent[i];
+      p.msg_length = w.length;
+      p.remote_addr = w.remote_addr + p.msg_offset;
+      p.imm = w.imm;
+      p.msn = m.msn;
+      p.msg_id = m.id;
+      p.data.resize(payload);
+      p.id = (static_cast<uint64_t>(node_) << 48) | next_packet_id_++;
+      p.born = doorbell;
+      started[i] = true;
+      sent[i] += payload;
+      p.last = sent[i] >= pt.length;
+      p.wire_bytes = config_.header_bytes + payload + (p.first && rdma ? config_.reth_bytes : 0) +
+                     (p.last && w.opcode != IB_OP_RDMA_WRITE ? config_.imm_bytes : 0);
+      pk->need = payload;
+      Packet* raw = pk.get();
+      building_.push_back(std::move(pk));
+      for (const Span& s : split_read(w.local_addr + p.msg_offset, payload, config_.max_read_request)) {
+        Read r;
+        r.kind = Read::Kind::Data;
+        r.addr = s.addr;
+        r.length = s.length;
+        r.packet = raw;
+        r.packet_offset = static_cast<uint32_t>(s.addr - (w.local_addr + p.msg_offset));
+        data_reads_.push_back(std::move(r));
+      }
+      if (payload == 0) packet_ready(raw);
+      if (sent[i] < pt.length) more = true;
+    }
+  }
+  issue_reads();
+}
+
+void Hca::packet_ready(Packet* pk) {
+  auto it = std::find_if(building_.begin(), building_.end(),
+                         [pk](const std::unique_ptr<Packet>& x) { return x.get() == pk; });
+  auto p = std::make_shared<IbPacketPtr>(std::move(pk->p));
+  building_.erase(it);
+  agenda_.after(config_.tx, [this, p] {
+    const unsigned rail = (*p)->rail;
+    tx_[rail].push_back(std::move(*p));
+    rail_drain(rail);
+  });
+}
+
+void Hca::tx_ready(IbPort& port) { rail_drain(port.tag()); }
+
+void Hca::rail_drain(unsigned rail) {
+  auto& q = tx_[rail];
+  while (!q.empty() && rails_[rail]->ready(q.front()->wire_bytes)) {
+    ++stats_.packets_out[rail];
+    rails_[rail]->send(std::move(q.front()), sc_time_stamp());
+    q.pop_front();
+  }
+}
+
+void Hca::finish_message(Message& m) {
+  const ib_wqe& w = m.wqe;
+  if ((w.flags & IB_WQE_SIGNALED) || m.status != IB_OK) {
+    ib_cqe e{};
+    e.kind = w.opcode == IB_OP_SEND ? IB_CQE_SEND : IB_CQE_RDMA_WRITE;
+    e.status = m.status;
+    e.src_node = w.dest_node;
+    e.byte_len = w.length;
+    e.imm = w.imm;
+    e.wr_id = w.wr_id;
+    e.msn = m.msn;
+    e.rail = static_cast<uint16_t>(m.last_rail);
+    write_cqe(e);
+  }
+  if (m.status == IB_OK) {
+    ++stats_.messages_sent;
+    stats_.bytes_sent += w.length;
+    const sc_time lat = sc_time_stamp() - m.doorbell;
+    if (stats_.messages_sent == 1 || lat < stats_.latency_min) stats_.latency_min = lat;
+    stats_.latency_max = std::max(stats_.latency_max, lat);
+    stats_.latency_total += lat;
+  }
+  messages_.erase(m.id);
+}
+
+void Hca::write_cqe(ib_cqe e) {
+  if (!cq_base_ || !cq_size_ || cq_head_ - cq_tail_ >= cq_size_) {
+    ++cq_overflow_;
+    changed();
+    return;
+  }
+  e.serial = ib_cqe_serial(cq_head_);
+  const uint64_t addr = cq_base_ + IB_CQE_SIZE * (cq_head_ % cq_size_);
+  ++cq_head_;
+  ++stats_.cqes;
+  write_host(addr, reinterpret_cast<const uint8_t*>(&e), sizeof e);
+  changed();
+}
+
+// ---- Receive side ------------------------------------------------------------
+
+void Hca::packet_arrived(IbPort& port, IbPacketPtr p, sc_time tail) {
+  const unsigned rail = port.tag();
+  ++stats_.packets_in[rail];
+  auto shared = std::make_shared<IbPacketPtr>(std::move(p));
+  agenda_.at(tail + config_.rx, [this, rail, shared] {
+    const uint32_t wire = (*shared)->wire_bytes;
+    rx_[rail].emplace_back(std::move(*shared), wire);
+    process_rx(rail);
+  });
+}
+
+void Hca::process_rx(unsigned rail) {
+  auto& q = rx_[rail];
+  while (!q.empty() && pcie_out_.size() < config_.pcie_tx_tlps) {
+    IbPacket& p = *q.front().first;
+    const uint32_t wire = q.front().second;
+    if (p.kind == IbPacket::Kind::Ack) {
+      auto it = messages_.find(p.msg_id);
+      if (it != messages_.end()) {
+        Message& m = it->second;
+        if (p.status != IB_OK) m.status = p.status;
+        if (++m.acked == m.parts) {
+          const uint64_t id = m.id;
+          agenda_.after(config_.cqe, [this, id] {
+            auto f = messages_.find(id);
+            if (f != messages_.end()) finish_message(f->second);
+          });
+        }
+      }
+      rails_[rail]->release(wire);
+      q.pop_front();
+      continue;
+    }
+    RecvState& st = recv_.at(p.src)[rail];
+    const bool wants_rqe = p.opcode == IB_OP_SEND || p.opcode == IB_OP_RDMA_WRITE_IMM;
+    if (p.first) {
+      st = RecvState{};
+      if (wants_rqe) {
+        if (rq_cache_.empty()) {
+          if (!rx_busy_[rail]) ++stats_.rnr_waits;
+          rx_busy_[rail] = true;  // waits for a receive buffer
+          return;
+        }
+        rx_busy_[rail] = false;
+        st.rqe = rq_cache_.front();
+        rq_cache_.pop_front();
+        ++rq_used_;
+        changed();
+        fetch_rqes();
+      }
+      st.active = true;
+    }
+    // Placement.
+    const uint32_t len = static_cast<uint32_t>(p.data.size());
+    if (len && st.status == IB_OK) {
+      uint64_t dst;
+      uint32_t n = len;
+      if (p.opcode == IB_OP_SEND) {
+        dst = st.rqe.addr + p.msg_offset;
+        if (p.msg_offset + static_cast<uint64_t>(len) > st.rqe.length) {
+          n = p.msg_offset < st.rqe.length ? st.rqe.length - p.msg_offset : 0;
+          st.status = IB_ERR_LENGTH;
+        }
+        if (n && !local_ok(dst, n)) {
+          st.status = IB_ERR_RECV_BUFFER;
+          n = 0;
+        }
+      } else {
+        dst = p.remote_addr;
+        if (!local_ok(dst, len)) {
+          st.status = IB_ERR_REMOTE;
+          n = 0;
+        }
+      }
+      if (n) write_host(dst, p.data.data(), n);
+      st.bytes += n;
+      stats_.bytes_received += n;
+    }
+    rails_[rail]->release(wire);
+    if (p.last) {
+      ++stats_.messages_received;
+      if (wants_rqe) {
+        ib_cqe e{};
+        e.kind = p.opcode == IB_OP_SEND ? IB_CQE_RECV : IB_CQE_RECV_IMM;
+        e.status = st.status;
+        e.src_node = static_cast<uint16_t>(p.src);
+        e.byte_len = p.opcode == IB_OP_SEND ? st.bytes : p.msg_length;
+        e.imm = p.imm;
+        e.wr_id = st.rqe.wr_id;
+        e.msn = p.msn;
+        e.rail = static_cast<uint16_t>(rail);
+        agenda_.after(config_.cqe, [this, e] { write_cqe(e); });
+      }
+      auto ack = std::make_shared<IbPacketPtr>(std::make_unique<IbPacket>());
+      IbPacket& a = **ack;
+      a.kind = IbPacket::Kind::Ack;
+      a.src = node_;
+      a.dst = p.src;
+      a.rail = rail;
+      a.msg_id = p.msg_id;
+      a.msn = p.msn;
+      a.status = st.status;
+      a.wire_bytes = config_.ack_bytes;
+      a.id = (static_cast<uint64_t>(node_) << 48) | next_packet_id_++;
+      a.born = sc_time_stamp();
+      agenda_.after(config_.ack, [this, ack, rail] {
+        tx_[rail].push_back(std::move(*ack));
+        rail_drain(rail);
+      });
+      st.active = false;
+    }
+    q.pop_front();
+  }
+}
+
+std::string Hca::describe_stall() const {
+  for (unsigned r = 0; r < IB_PORTS; ++r)
+    if (!rx_[r].empty() && rx_busy_[r])
+      return "node " + std::to_string(node_) + " rail " + std::to_string(r) + ": a message from node " +
+             std::to_string(rx_[r].front().first->src) +
+             " waits for a receive buffer (none posted on the receive queue)";
+  return "";
+}
+
+}  // namespace p2

@@ -1,0 +1,831 @@
+/*
+ * p2mpi_coll.c - collectives of the virtual-time MPI layer, built on its
+ * modelled point-to-point (p2mpi.c) on the communicator's collective
+ * context, so they take the simulated time their messages take.
+ *
+ * Algorithms (MVAPICH2 2.x inter-node defaults, one rank per node, after
+ * MPICH's; README.md says where the layer differs):
+ *   Barrier        dissemination: ceil(log2 p) rounds of 0-byte messages
+ *   Bcast          binomial tree up to mpi_eager_bytes; above, scatter
+ *                  (binomial) + ring allgather (van de Geijn)
+ *   Reduce         binomial tree (non-commutative ops: to rank 0 in rank
+ *                  order, then to the root)
+ *   Allreduce      recursive doubling (extra ranks of a non-power-of-two
+ *                  folded into their neighbours first) up to 2 KiB;
+ *                  Rabenseifner (reduce-scatter + allgather) above, for
+ *                  commutative ops
+ *   Gather/Scatter binomial tree over packed blocks
+ *   Allgather      recursive doubling for a power of two, ring otherwise
+ *   Alltoall       every isend/irecv posted at once up to 32 KiB blocks
+ *                  (in (rank + i) order), pairwise exchange above
+ *   Gatherv/Scatterv linear; Allgatherv ring; Alltoallv isend/irecv
+ *   Reduce_scatter(_block)  Reduce to rank 0, then Scatterv
+ *   Scan/Exscan    recursive doubling
+ *
+ *   Data is packed to bytes (PMPI_Pack for derived types) where it only moves;
+ *   reductions keep the type's layout and use PMPI_Reduce_local.
+ */
+#define _GNU_SOURCE
+#include "p2mpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG 0 /* collectives are ordered per communicator: one tag is enough */
+#define ALLTOALL_SHORT 32768
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        pm_fatal("out of memory for a %zu-byte buffer", n);
+    return p;
+}
+
+static int pof2_below(int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+/* Moves bytes on the collective context. */
+static void bsend(const void *b, size_t n, int dest, pm_comm *c)
+{
+    pm_send(b, (int)n, MPI_BYTE, dest, TAG, c, 1);
+}
+static void brecv(void *b, size_t n, int src, pm_comm *c)
+{
+    pm_recv(b, (int)n, MPI_BYTE, src, TAG, c, 1, MPI_STATUS_IGNORE);
+}
+static void bsendrecv(const void *s, size_t sn, int dest, void *r, size_t rn, int src, pm_comm *c)
+{
+    pm_sendrecv(s, (int)sn, MPI_BYTE, dest, TAG, r, (int)rn, MPI_BYTE, src, TAG, c, 1,
+                MPI_STATUS_IGNORE);
+}
+
+/* count elements of t at buf as n packed bytes (local work, uncharged: it
+ * stands for the zero-copy paths of a real MPI). */
+static void pack_to(const void *buf, int count, MPI_Datatype t, void *out)
+{
+    int pos = 0, n = (int)(pm_type_size(t) * (size_t)count);
+    if (n)
+        PMPI_Pack(buf, count, t, out, n, &pos, MPI_COMM_SELF);
+}
+static void unpack_from(const void *in, void *buf, int count, MPI_Datatype t)
+{
+    int pos = 0, n = (int)(pm_type_size(t) * (size_t)count);
+    if (n)
+        PMPI_Unpack(in, n, &pos, buf, count, t, MPI_COMM_SELF);
+}
+
+static char *at(const void *buf, MPI_Datatype t, size_t elems)
+{
+    return (char *)buf + (MPI_Aint)elems * pm_type_extent(t);
+}
+
+/* ---- Barrier ---------------------------------------------------------------- */
+
+static void barrier(pm_comm *c)
+{
+    char x = 0, y;
+    for (int mask = 1; mask < c->size; mask <<= 1)
+        bsendrecv(&x, 0, (c->rank + mask) % c->size, &y, 0,
+                  (c->rank - mask + c->size) % c->size, c);
+}
+
+/* ---- Bcast (bytes) -------------------------------------------------------------- */
+
+static void bcast_binomial(char *b, size_t n, int root, pm_comm *c)
+{
+    int p = c->size, rel = (c->rank - root + p) % p, mask = 1;
+    while (mask < p) {
+        if (rel & mask) {
+            brecv(b, n, (c->rank - mask + p) % p, c);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (rel + mask < p)
+            bsend(b, n, (c->rank + mask) % p, c);
+}
+
+/* van de Geijn: the root scatters n/p pieces down a binomial tree, then a
+ * ring allgather completes every rank's copy. */
+static void bcast_scatter_ring(char *b, size_t n, int root, pm_comm *c)
+{
+    int p = c->size, rel = (c->rank - root + p) % p;
+    size_t piece = (n + (size_t)p - 1) / (size_t)p;
+#define LO(r) ((size_t)(r) * piece < n ? (size_t)(r) * piece : n)
+#define HI(r, k) (LO((r) + (k)))
+    /* scatter: relative rank r ends with pieces [r, r + subtree) */
+    int mask = 1;
+    while (mask < p) {
+        if (rel & mask) {
+            int src = (c->rank - mask + p) % p;
+            int span = mask < p - rel ? mask : p - rel;
+            brecv(b + LO(rel), HI(rel, span) - LO(rel), src, c);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (rel + mask < p) {
+            int child = rel + mask;
+            int span = mask < p - child ? mask : p - child;
+            bsend(b + LO(child), HI(child, span) - LO(child), (c->rank + mask) % p, c);
+        }
+    /* ring allgather of the pieces, in relative ranks */
+    int left = (c->rank - 1 + p) % p, right = (c->rank + 1) % p;
+    for (int i = 0; i < p - 1; i++) {
+        int sp = (rel - i + p) % p, rp = (rel - i - 1 + p) % p;
+        bsendrecv(b + LO(sp), HI(sp, 1) - LO(sp), right, b + LO(rp), HI(rp, 1) - LO(rp), left, c);
+    }
+#undef LO
+#undef HI
+}
+
+static void bcast_bytes(char *b, size_t n, int root, pm_comm *c)
+{
+    if (c->size == 1)
+        return;
+    if (n <= pm_eager_bytes || n < (size_t)c->size)
+        bcast_binomial(b, n, root, c);
+    else
+        bcast_scatter_ring(b, n, root, c);
+}
+
+/* ---- Reduce, Allreduce (typed) ------------------------------------------------- */
+
+static int commutative(MPI_Op op)
+{
+    int cm = 1;
+    PMPI_Op_commutative(op, &cm);
+    return cm;
+}
+
+/* acc = (lower-ranked data) op acc, as MPI orders non-commutative reductions:
+ * `mine_first` says acc holds the lower ranks' part. */
+static void combine(void *in, void *acc, int count, MPI_Datatype t, MPI_Op op, int in_is_lower)
+{
+    if (in_is_lower) {
+        PMPI_Reduce_local(in, acc, count, t, op); /* acc = in op acc */
+    } else {
+        PMPI_Reduce_local(acc, in, count, t, op); /* in = acc op in */
+        pm_local_copy(in, count, t, acc, count, t);
+    }
+}
+
+/* Binomial reduce of acc (count of t, typed layout) to `root`. */
+static void reduce_binomial(void *acc, int count, MPI_Datatype t, MPI_Op op, int root, pm_comm *c)
+{
+    int p = c->size;
+    int cm = commutative(op);
+    int r0 = cm ? root : 0;
+    int rel = (c->rank - r0 + p) % p;
+    void *tmp_s;
+    void *tmp = pm_type_buffer(t, count, &tmp_s);
+    for (int mask = 1; mask < p; mask <<= 1) {
+        if ((rel & mask) == 0) {
+            int src = rel | mask;
+            if (src < p) {
+                pm_recv(tmp_s, count, t, (src + r0) % p, TAG, c, 1, MPI_STATUS_IGNORE);
+                combine(tmp_s, acc, count, t, op, cm); /* higher ranks' part */
+            }
+        } else {
+            pm_send(acc, count, t, ((rel & ~mask) + r0) % p, TAG, c, 1);
+            break;
+        }
+    }
+    if (!cm && root != 0) {
+        if (c->rank == 0)
+            pm_send(acc, count, t, root, TAG, c, 1);
+        else if (c->rank == root)
+            pm_recv(acc, count, t, 0, TAG, c, 1, MPI_STATUS_IGNORE);
+    }
+    free(tmp);
+}
+
+static void allreduce_rd(void *acc, int count, MPI_Datatype t, MPI_Op op, pm_comm *c)
+{
+    int p = c->size, rank = c->rank;
+    if (p == 1)
+        return;
+    void *tmp_s;
+    void *tmp = pm_type_buffer(t, count, &tmp_s);
+    int pof2 = pof2_below(p), rem = p - pof2, newrank;
+    if (rank < 2 * rem) {
+        if (rank % 2 == 0) {
+            pm_send(acc, count, t, rank + 1, TAG, c, 1);
+            newrank = -1;
+        } else {
+            pm_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
+            PMPI_Reduce_local(tmp_s, acc, count, t, op); /* lower rank first */
+            newrank = rank / 2;
+        }
+    } else {
+        newrank = rank - rem;
+    }
+    if (newrank != -1) {
+        for (int mask = 1; mask < pof2; mask <<= 1) {
+            int newdst = newrank ^ mask;
+            int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+            pm_sendrecv(acc, count, t, dst, TAG, tmp_s, count, t, dst, TAG, c, 1,
+                        MPI_STATUS_IGNORE);
+            combine(tmp_s, acc, count, t, op, dst < rank);
+        }
+    }
+    if (rank < 2 * rem) {
+        if (rank % 2)
+            pm_send(acc, count, t, rank - 1, TAG, c, 1);
+        else
+            pm_recv(acc, count, t, rank + 1, TAG, c, 1, MPI_STATUS_IGNORE);
+    }
+    free(tmp);
+}
+
+/* Rabenseifner (MVAPICH2's and MPICH's long-message allreduce, commutative
+ * ops): the extra ranks of a non-power-of-two fold in as above, then a
+ * reduce-scatter by recursive halving leaves each of the pof2 ranks one
+ * reduced block, an allgather by recursive doubling spreads them, and the
+ * folded ranks get the result back.
+ *
+ *   pof2 = 4, blocks b0..b3:  step 1: 0<->2, 1<->3 swap halves (0,1 keep
+ *   b0b1; 2,3 keep b2b3);  step 2: 0<->1, 2<->3 swap quarters (rank r keeps
+ *   b_r); then the same pairs in reverse order exchange what they hold. */
+static void allreduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op, pm_comm *c)
+{
+    int p = c->size, rank = c->rank;
+    int pof2 = pof2_below(p), rem = p - pof2, newrank;
+    void *tmp_s;
+    void *tmp = pm_type_buffer(t, count, &tmp_s);
+    if (rank < 2 * rem) {
+        if (rank % 2 == 0) {
+            pm_send(acc, count, t, rank + 1, TAG, c, 1);
+            newrank = -1;
+        } else {
+            pm_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
+            PMPI_Reduce_local(tmp_s, acc, count, t, op);
+            newrank = rank / 2;
+        }
+    } else {
+        newrank = rank - rem;
+    }
+    if (newrank != -1) {
+        int *cnts = calloc((size_t)pof2, sizeof(int)), *disps = calloc((size_t)pof2, sizeof(int));
+        for (int i = 0; i < pof2; i++)
+            cnts[i] = count / pof2;
+        cnts[pof2 - 1] += count % pof2;
+        disps[0] = 0;
+        for (int i = 1; i < pof2; i++)
+            disps[i] = disps[i - 1] + cnts[i - 1];
+#define REAL(nr) ((nr) < rem ? (nr) * 2 + 1 : (nr) + rem)
+        int send_idx = 0, recv_idx = 0, last_idx = pof2;
+        int mask = 1;
+        while (mask < pof2) {
+            int newdst = newrank ^ mask, dst = REAL(newdst);
+            int send_cnt = 0, recv_cnt = 0;
+            if (newrank < newdst) {
+                send_idx = recv_idx + pof2 / (mask * 2);
+                for (int i = send_idx; i < last_idx; i++)
+                    send_cnt += cnts[i];
+                for (int i = recv_idx; i < send_idx; i++)
+                    recv_cnt += cnts[i];
+            } else {
+                recv_idx = send_idx + pof2 / (mask * 2);
+                for (int i = send_idx; i < recv_idx; i++)
+                    send_cnt += cnts[i];
+                for (int i = recv_idx; i < last_idx; i++)
+                    recv_cnt += cnts[i];
+            }
+            pm_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
+                        at(tmp_s, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
+                        MPI_STATUS_IGNORE);
+            PMPI_Reduce_local(at(tmp_s, t, (size_t)disps[recv_idx]), at(acc, t, (size_t)disps[recv_idx]),
+                              recv_cnt, t, op);
+            send_idx = recv_idx;
+            mask <<= 1;
+            if (mask < pof2)
+                last_idx = recv_idx + pof2 / mask;
+        }
+        /* allgather: the pairs again, in reverse */
+        for (mask = pof2 >> 1; mask > 0; mask >>= 1) {
+            int newdst = newrank ^ mask, dst = REAL(newdst);
+            int send_cnt = 0, recv_cnt = 0;
+            if (newrank < newdst) {
+                if (mask != pof2 / 2)
+                    last_idx = last_idx + pof2 / (mask * 2);
+                recv_idx = send_idx + pof2 / (mask * 2);
+                for (int i = send_idx; i < recv_idx; i++)
+                    send_cnt += cnts[i];
+                for (int i = recv_idx; i < last_idx; i++)
+                    recv_cnt += cnts[i];
+            } else {
+                recv_idx = send_idx - pof2 / (mask * 2);
+                for (int i = send_idx; i < last_idx; i++)
+                    send_cnt += cnts[i];
+                for (int i = recv_idx; i < send_idx; i++)
+                    recv_cnt += cnts[i];
+            }
+            pm_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
+                        at(acc, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
+                        MPI_STATUS_IGNORE);
+            if (newrank > newdst)
+                send_idx = recv_idx;
+        }
+#undef REAL
+        free(cnts);
+        free(disps);
+    }
+    if (rank < 2 * rem) {
+        if (rank % 2)
+            pm_send(acc, count, t, rank - 1, TAG, c, 1);
+        else
+            pm_recv(acc, count, t, rank + 1, TAG, c, 1, MPI_STATUS_IGNORE);
+    }
+    free(tmp);
+}
+
+/* MPICH's switch: Rabenseifner above 2 KiB when the op commutes and every
+ * one of the pof2 ranks gets at least one element. */
+#define ALLREDUCE_SHORT 2048
+static void allreduce(void *acc, int count, MPI_Datatype t, MPI_Op op, pm_comm *c)
+{
+    if (c->size > 1 && pm_type_size(t) * (size_t)count > ALLREDUCE_SHORT && commutative(op) &&
+        count >= pof2_below(c->size))
+        allreduce_rabenseifner(acc, count, t, op, c);
+    else
+        allreduce_rd(acc, count, t, op, c);
+}
+
+/* ---- Gather / Scatter (bytes, blocks in relative-rank order) ---------------------- */
+
+/* Root gets all p blocks of `blk` bytes in rank order in `all`. */
+static void gather_bytes(const void *mine, size_t blk, void *all, int root, pm_comm *c)
+{
+    int p = c->size, rel = (c->rank - root + p) % p;
+    char *tmp = xmalloc(blk * (size_t)p);
+    memcpy(tmp, mine, blk);
+    for (int mask = 1; mask < p; mask <<= 1) {
+        if ((rel & mask) == 0) {
+            int src = rel | mask;
+            if (src < p) {
+                int span = mask < p - src ? mask : p - src;
+                brecv(tmp + (size_t)mask * blk, (size_t)span * blk, (src + root) % p, c);
+            }
+        } else {
+            int span = mask < p - rel ? mask : p - rel;
+            bsend(tmp, (size_t)span * blk, ((rel & ~mask) + root) % p, c);
+            break;
+        }
+    }
+    if (c->rank == root)
+        for (int i = 0; i < p; i++)
+            memcpy((char *)all + (size_t)((i + root) % p) * blk, tmp + (size_t)i * blk, blk);
+    free(tmp);
+}
+
+/* Root's `all` (p blocks in rank order) scattered: each rank's block to mine. */
+static void scatter_bytes(const void *all, size_t blk, void *mine, int root, pm_comm *c)
+{
+    int p = c->size, rel = (c->rank - root + p) % p;
+    char *tmp = xmalloc(blk * (size_t)p);
+    int mask = 1;
+    if (c->rank == root) {
+        for (int i = 0; i < p; i++)
+            memcpy(tmp + (size_t)i * blk, (const char *)all + (size_t)((i + root) % p) * blk, blk);
+        while (mask < p)
+            mask <<= 1;
+    } else {
+        while (mask < p) {
+            if (rel & mask) {
+                int span = mask < p - rel ? mask : p - rel;
+                brecv(tmp, (size_t)span * blk, ((rel - mask) + root) % p, c);
+                break;
+            }
+            mask <<= 1;
+        }
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (rel + mask < p) {
+            int child = rel + mask;
+            int span = mask < p - child ? mask : p - child;
+            bsend(tmp + (size_t)mask * blk, (size_t)span * blk, (child + root) % p, c);
+        }
+    memcpy(mine, tmp, blk);
+    free(tmp);
+}
+
+/* ---- Allgather (bytes) ------------------------------------------------------------ */
+
+/* all holds p blocks of blk bytes; this rank's is in place. */
+static void allgather_bytes(char *all, size_t blk, pm_comm *c)
+{
+    int p = c->size, rank = c->rank;
+    if ((p & (p - 1)) == 0) {
+        for (int mask = 1; mask < p; mask <<= 1) {
+            int dst = rank ^ mask;
+            size_t mine = (size_t)(rank & ~(mask - 1)), theirs = (size_t)(dst & ~(mask - 1));
+            bsendrecv(all + mine * blk, (size_t)mask * blk, dst, all + theirs * blk,
+                      (size_t)mask * blk, dst, c);
+        }
+        return;
+    }
+    int left = (rank - 1 + p) % p, right = (rank + 1) % p;
+    for (int i = 0; i < p - 1; i++) {
+        int sb = (rank - i + p) % p, rb = (rank - i - 1 + p) % p;
+        bsendrecv(all + (size_t)sb * blk, blk, right, all + (size_t)rb * blk, blk, left, c);
+    }
+}
+
+/* ---- Internal helpers for communicator creation ------------------------------------- */
+
+void pm_coll_barrier(pm_comm *c) { barrier(c); }
+
+void pm_coll_allreduce_int_max(const int *mine, int *out, pm_comm *c)
+{
+    *out = *mine;
+    allreduce_rd(out, 1, MPI_INT, MPI_MAX, c);
+}
+
+void pm_coll_allgather_ints(const int *mine, int n, int *all, pm_comm *c)
+{
+    memcpy(all + (size_t)c->rank * (size_t)n, mine, sizeof(int) * (size_t)n);
+    allgather_bytes((char *)all, sizeof(int) * (size_t)n, c);
+}
+
+/* ---- The MPI calls ------------------------------------------------------------------- */
+
+#define BEGIN(name)                       \
+    pm_enter(name);                       \
+    pm_comm *c = pm_comm_of(comm, name)
+#define END()       \
+    pm_leave();     \
+    return MPI_SUCCESS
+
+static void check_root(int root, pm_comm *c)
+{
+    if (root < 0 || root >= c->size)
+        pm_fatal("root %d is not in the communicator (size %d) (MPI_ERR_ROOT)", root, c->size);
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    BEGIN("MPI_Barrier");
+    barrier(c);
+    END();
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    BEGIN("MPI_Bcast");
+    check_root(root, c);
+    size_t n = pm_type_size(type) * (size_t)count;
+    char *b = xmalloc(n);
+    if (c->rank == root)
+        pack_to(buf, count, type, b);
+    bcast_bytes(b, n, root, c);
+    if (c->rank != root)
+        unpack_from(b, buf, count, type);
+    free(b);
+    END();
+}
+
+int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, int root,
+               MPI_Comm comm)
+{
+    BEGIN("MPI_Reduce");
+    check_root(root, c);
+    void *acc_s;
+    void *acc = pm_type_buffer(type, count, &acc_s);
+    pm_local_copy(send == MPI_IN_PLACE ? recv : send, count, type, acc_s, count, type);
+    reduce_binomial(acc_s, count, type, op, root, c);
+    if (c->rank == root)
+        pm_local_copy(acc_s, count, type, recv, count, type);
+    free(acc);
+    END();
+}
+
+int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm)
+{
+    BEGIN("MPI_Allreduce");
+    if (send != MPI_IN_PLACE)
+        pm_local_copy(send, count, type, recv, count, type);
+    allreduce(recv, count, type, op, c);
+    END();
+}
+
+int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+               MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    BEGIN("MPI_Gather");
+    check_root(root, c);
+    int is_root = c->rank == root;
+    size_t blk = is_root ? pm_type_size(rtype) * (size_t)rcount : pm_type_size(stype) * (size_t)scount;
+    char *mine = xmalloc(blk), *all = is_root ? xmalloc(blk * (size_t)c->size) : NULL;
+    if (send == MPI_IN_PLACE)
+        pack_to(at(recv, rtype, (size_t)rcount * (size_t)root), rcount, rtype, mine);
+    else
+        pack_to(send, scount, stype, mine);
+    gather_bytes(mine, blk, all, root, c);
+    if (is_root)
+        for (int i = 0; i < c->size; i++)
+            unpack_from(all + (size_t)i * blk, at(recv, rtype, (size_t)rcount * (size_t)i), rcount,
+                        rtype);
+    free(mine);
+    free(all);
+    END();
+}
+
+int MPI_Scatter(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    BEGIN("MPI_Scatter");
+    check_root(root, c);
+    int is_root = c->rank == root;
+    size_t blk = is_root ? pm_type_size(stype) * (size_t)scount : pm_type_size(rtype) * (size_t)rcount;
+    char *mine = xmalloc(blk), *all = is_root ? xmalloc(blk * (size_t)c->size) : NULL;
+    if (is_root)
+        for (int i = 0; i < c->size; i++)
+            pack_to(at(send, stype, (size_t)scount * (size_t)i), scount, stype, all + (size_t)i * blk);
+    scatter_bytes(all, blk, mine, root, c);
+    if (!(is_root && recv == MPI_IN_PLACE))
+        unpack_from(mine, recv, rcount, rtype);
+    free(mine);
+    free(all);
+    END();
+}
+
+int MPI_Allgather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                  MPI_Datatype rtype, MPI_Comm comm)
+{
+    BEGIN("MPI_Allgather");
+    size_t blk = pm_type_size(rtype) * (size_t)rcount;
+    char *all = xmalloc(blk * (size_t)c->size);
+    if (send == MPI_IN_PLACE)
+        pack_to(at(recv, rtype, (size_t)rcount * (size_t)c->rank), rcount, rtype,
+                all + (size_t)c->rank * blk);
+    else
+        pack_to(send, scount, stype, all + (size_t)c->rank * blk);
+    allgather_bytes(all, blk, c);
+    for (int i = 0; i < c->size; i++)
+        unpack_from(all + (size_t)i * blk, at(recv, rtype, (size_t)rcount * (size_t)i), rcount, rtype);
+    free(all);
+    END();
+}
+
+static void alltoall_bytes(const char *sb, char *rb, size_t blk, pm_comm *c)
+{
+    int p = c->size, rank = c->rank;
+    memcpy(rb + (size_t)rank * blk, sb + (size_t)rank * blk, blk);
+    if (blk <= ALLTOALL_SHORT) {
+        MPI_Request *r = xmalloc(sizeof(MPI_Request) * 2 * (size_t)p);
+        int k = 0;
+        for (int i = 1; i < p; i++) {
+            int src = (rank - i + p) % p;
+            pm_irecv(rb + (size_t)src * blk, (int)blk, MPI_BYTE, src, TAG, c, 1, &r[k++]);
+        }
+        for (int i = 1; i < p; i++) {
+            int dst = (rank + i) % p;
+            pm_isend(sb + (size_t)dst * blk, (int)blk, MPI_BYTE, dst, TAG, c, 1, 0, &r[k++]);
+        }
+        pm_waitall(k, r, MPI_STATUSES_IGNORE);
+        free(r);
+        return;
+    }
+    int pof2 = (p & (p - 1)) == 0;
+    for (int i = 1; i < p; i++) {
+        int dst = pof2 ? rank ^ i : (rank + i) % p;
+        int src = pof2 ? rank ^ i : (rank - i + p) % p;
+        bsendrecv(sb + (size_t)dst * blk, blk, dst, rb + (size_t)src * blk, blk, src, c);
+    }
+}
+
+int MPI_Alltoall(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                 MPI_Datatype rtype, MPI_Comm comm)
+{
+    BEGIN("MPI_Alltoall");
+    if (send == MPI_IN_PLACE) {
+        send = recv;
+        scount = rcount;
+        stype = rtype;
+    }
+    size_t blk = pm_type_size(stype) * (size_t)scount;
+    if (blk != pm_type_size(rtype) * (size_t)rcount)
+        pm_fatal("send and receive blocks differ in size (MPI_ERR_TRUNCATE)");
+    char *sb = xmalloc(blk * (size_t)c->size), *rb = xmalloc(blk * (size_t)c->size);
+    for (int i = 0; i < c->size; i++)
+        pack_to(at(send, stype, (size_t)scount * (size_t)i), scount, stype, sb + (size_t)i * blk);
+    alltoall_bytes(sb, rb, blk, c);
+    for (int i = 0; i < c->size; i++)
+        unpack_from(rb + (size_t)i * blk, at(recv, rtype, (size_t)rcount * (size_t)i), rcount, rtype);
+    free(sb);
+    free(rb);
+    END();
+}
+
+/* ---- v-variants ---------------------------------------------------------------------- */
+
+int MPI_Gatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
+                const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                MPI_Comm comm)
+{
+    BEGIN("MPI_Gatherv");
+    check_root(root, c);
+    if (c->rank != root) {
+        pm_send(send, scount, stype, root, TAG, c, 1);
+        END();
+    }
+    MPI_Request *r = xmalloc(sizeof(MPI_Request) * (size_t)c->size);
+    for (int i = 0; i < c->size; i++) {
+        void *dst = at(recv, rtype, (size_t)displs[i]);
+        if (i == root) {
+            r[i] = MPI_REQUEST_NULL;
+            if (send != MPI_IN_PLACE)
+                pm_local_copy(send, scount, stype, dst, rcounts[i], rtype);
+        } else {
+            pm_irecv(dst, rcounts[i], rtype, i, TAG, c, 1, &r[i]);
+        }
+    }
+    pm_waitall(c->size, r, MPI_STATUSES_IGNORE);
+    free(r);
+    END();
+}
+
+int MPI_Scatterv(const void *send, const int scounts[], const int displs[], MPI_Datatype stype,
+                 void *recv, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    BEGIN("MPI_Scatterv");
+    check_root(root, c);
+    if (c->rank != root) {
+        pm_recv(recv, rcount, rtype, root, TAG, c, 1, MPI_STATUS_IGNORE);
+        END();
+    }
+    MPI_Request *r = xmalloc(sizeof(MPI_Request) * (size_t)c->size);
+    for (int i = 0; i < c->size; i++) {
+        const void *src = at(send, stype, (size_t)displs[i]);
+        if (i == root) {
+            r[i] = MPI_REQUEST_NULL;
+            if (recv != MPI_IN_PLACE)
+                pm_local_copy(src, scounts[i], stype, recv, rcount, rtype);
+        } else {
+            pm_isend(src, scounts[i], stype, i, TAG, c, 1, 0, &r[i]);
+        }
+    }
+    pm_waitall(c->size, r, MPI_STATUSES_IGNORE);
+    free(r);
+    END();
+}
+
+int MPI_Allgatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
+                   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    BEGIN("MPI_Allgatherv");
+    int p = c->size, rank = c->rank;
+    size_t sz = pm_type_size(rtype), total = 0;
+    size_t *off = xmalloc(sizeof(size_t) * (size_t)(p + 1));
+    for (int i = 0; i < p; i++) {
+        off[i] = total;
+        total += sz * (size_t)rcounts[i];
+    }
+    off[p] = total;
+    char *all = xmalloc(total);
+    if (send == MPI_IN_PLACE)
+        pack_to(at(recv, rtype, (size_t)displs[rank]), rcounts[rank], rtype, all + off[rank]);
+    else
+        pack_to(send, scount, stype, all + off[rank]);
+    int left = (rank - 1 + p) % p, right = (rank + 1) % p;
+    for (int i = 0; i < p - 1; i++) {
+        int sb = (rank - i + p) % p, rb = (rank - i - 1 + p) % p;
+        bsendrecv(all + off[sb], off[sb + 1] - off[sb], right, all + off[rb],
+                  off[rb + 1] - off[rb], left, c);
+    }
+    for (int i = 0; i < p; i++)
+        unpack_from(all + off[i], at(recv, rtype, (size_t)displs[i]), rcounts[i], rtype);
+    free(all);
+    free(off);
+    END();
+}
+
+int MPI_Alltoallv(const void *send, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                  void *recv, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                  MPI_Comm comm)
+{
+    BEGIN("MPI_Alltoallv");
+    if (send == MPI_IN_PLACE)
+        pm_fatal("MPI_IN_PLACE is not modelled for MPI_Alltoallv");
+    int p = c->size, rank = c->rank;
+    MPI_Request *r = xmalloc(sizeof(MPI_Request) * 2 * (size_t)p);
+    int k = 0;
+    pm_local_copy(at(send, stype, (size_t)sdispls[rank]), scounts[rank], stype,
+                  at(recv, rtype, (size_t)rdispls[rank]), rcounts[rank], rtype);
+    for (int i = 1; i < p; i++) {
+        int src = (rank - i + p) % p;
+        pm_irecv(at(recv, rtype, (size_t)rdispls[src]), rcounts[src], rtype, src, TAG, c, 1, &r[k++]);
+    }
+    for (int i = 1; i < p; i++) {
+        int dst = (rank + i) % p;
+        pm_isend(at(send, stype, (size_t)sdispls[dst]), scounts[dst], stype, dst, TAG, c, 1, 0,
+                 &r[k++]);
+    }
+    pm_waitall(k, r, MPI_STATUSES_IGNORE);
+    free(r);
+    END();
+}
+
+/* Reduce to rank 0, then Scatterv of the pieces. */
+static void reduce_scatter(const void *send, void *recv, const int counts[], MPI_Datatype t,
+                           MPI_Op op, pm_comm *c)
+{
+    int p = c->size, total = 0;
+    int *displs = xmalloc(sizeof(int) * (size_t)p);
+    for (int i = 0; i < p; i++) {
+        displs[i] = total;
+        total += counts[i];
+    }
+    void *acc_s;
+    void *acc = pm_type_buffer(t, total, &acc_s);
+    pm_local_copy(send == MPI_IN_PLACE ? recv : send, total, t, acc_s, total, t);
+    reduce_binomial(acc_s, total, t, op, 0, c);
+    if (c->rank == 0) {
+        MPI_Request *r = xmalloc(sizeof(MPI_Request) * (size_t)p);
+        r[0] = MPI_REQUEST_NULL;
+        for (int i = 1; i < p; i++)
+            pm_isend(at(acc_s, t, (size_t)displs[i]), counts[i], t, i, TAG, c, 1, 0, &r[i]);
+        pm_local_copy(acc_s, counts[0], t, recv, counts[0], t);
+        pm_waitall(p, r, MPI_STATUSES_IGNORE);
+        free(r);
+    } else {
+        pm_recv(recv, counts[c->rank], t, 0, TAG, c, 1, MPI_STATUS_IGNORE);
+    }
+    free(acc);
+    free(displs);
+}
+
+int MPI_Reduce_scatter(const void *send, void *recv, const int rcounts[], MPI_Datatype type,
+                       MPI_Op op, MPI_Comm comm)
+{
+    BEGIN("MPI_Reduce_scatter");
+    reduce_scatter(send, recv, rcounts, type, op, c);
+    END();
+}
+
+int MPI_Reduce_scatter_block(const void *send, void *recv, int rcount, MPI_Datatype type,
+                             MPI_Op op, MPI_Comm comm)
+{
+    BEGIN("MPI_Reduce_scatter_block");
+    int *counts = xmalloc(sizeof(int) * (size_t)c->size);
+    for (int i = 0; i < c->size; i++)
+        counts[i] = rcount;
+    reduce_scatter(send, recv, counts, type, op, c);
+    free(counts);
+    END();
+}
+
+/* Recursive doubling scan: partial = the ranks below and this one. */
+static void scan(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, pm_comm *c,
+                 int exclusive)
+{
+    void *part_s, *tmp_s;
+    void *part = pm_type_buffer(t, count, &part_s), *tmp = pm_type_buffer(t, count, &tmp_s);
+    pm_local_copy(send == MPI_IN_PLACE ? recv : send, count, t, part_s, count, t);
+    int have = !exclusive; /* recv holds something yet */
+    if (!exclusive)
+        pm_local_copy(part_s, count, t, recv, count, t);
+    for (int mask = 1; mask < c->size; mask <<= 1) {
+        int dst = c->rank ^ mask;
+        if (dst >= c->size)
+            continue;
+        pm_sendrecv(part_s, count, t, dst, TAG, tmp_s, count, t, dst, TAG, c, 1, MPI_STATUS_IGNORE);
+        if (dst < c->rank) {
+            PMPI_Reduce_local(tmp_s, part_s, count, t, op); /* part = lower op part */
+            if (have)
+                PMPI_Reduce_local(tmp_s, recv, count, t, op);
+            else
+                pm_local_copy(tmp_s, count, t, recv, count, t);
+            have = 1;
+        } else {
+            combine(tmp_s, part_s, count, t, op, 0); /* part = part op higher */
+        }
+    }
+    free(part);
+    free(tmp);
+}
+
+int MPI_Scan(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    BEGIN("MPI_Scan");
+    scan(send, recv, count, type, op, c, 0);
+    END();
+}
+
+int MPI_Exscan(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
+               MPI_Comm comm)
+{
+    BEGIN("MPI_Exscan");
+    scan(send, recv, count, type, op, c, 1);
+    END();
+}

@@ -1,0 +1,242 @@
+/*
+ * osu_mpi - MPI latency, bandwidth and collective latency in simulated time,
+ * as the OSU micro-benchmarks measure them, for MPI over the modelled
+ * InfiniBand rail (p2run preloads the virtual-time MPI layer into this
+ * program; it is a plain MPI program and runs under mpirun too).
+ *
+ *   p2run -n 2 -- osu_mpi [-m latency|bw|bcast|allreduce|alltoall|allgather|barrier]
+ *                         [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]
+ *                         [-c 1|0] [--csv FILE] [--json FILE]
+ *
+ *   latency    osu_latency: rank 0 sends, rank 1 echoes (MPI_Send/MPI_Recv);
+ *              latency = half the round trip, averaged over the iterations
+ *   bw         osu_bw: rank 0 posts a window of 64 MPI_Isend, rank 1 64
+ *              MPI_Irecv, then a 4-byte acknowledgement; bandwidth = window
+ *              bytes / time
+ *   bcast, allreduce, alltoall, allgather, barrier
+ *              osu_<name>: the collective's average time over the ranks
+ *              (each rank's mean per call, then the mean and max over ranks)
+ * With -c 1 the received data is checked every iteration (pattern of the
+ * sender and iteration); wrong bytes are counted in the table.
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wl_options.h"
+#include "wl_report.h"
+
+#define PROGRAM "osu_mpi"
+#define WINDOW 64
+
+static unsigned char pat(int who, int it, size_t i) { return (unsigned char)(who * 31 + it * 7 + i * 13 + (i >> 10)); }
+
+static void fill(unsigned char *b, size_t n, int who, int it)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = pat(who, it, i);
+}
+
+static int64_t wrong(const unsigned char *b, size_t n, int who, int it)
+{
+    int64_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        w += b[i] != pat(who, it, i);
+    return w;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *mode = "latency";
+    wl_option own[] = {{"-m", WL_OPTION_STRING, &mode, "MODE",
+                        "latency, bw, bcast, allreduce, alltoall, allgather or barrier"}};
+    wl_program prog = {PROGRAM, "MPI point-to-point and collectives over the modelled IB rail",
+                       own, 1};
+    wl_common_options o;
+    wl_options_defaults(&o);
+    char err[256];
+    wl_parse_status ps = wl_parse(&prog, argc, argv, &o, err, sizeof err);
+    if (ps != WL_PARSE_OK) {
+        if (rank == 0) {
+            if (ps == WL_PARSE_ERROR)
+                wl_usage_error(&prog, err);
+            else
+                wl_usage(&prog, stdout);
+        }
+        MPI_Finalize();
+        return ps == WL_PARSE_ERROR ? WL_EXIT_USAGE : WL_EXIT_OK;
+    }
+    int p2p = !strcmp(mode, "latency") || !strcmp(mode, "bw");
+    static const char *const colls[] = {"bcast", "allreduce", "alltoall", "allgather", "barrier"};
+    int coll = -1;
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(mode, colls[i]))
+            coll = i;
+    if (!p2p && coll < 0) {
+        if (rank == 0)
+            wl_usage_error(&prog, "-m: unknown mode");
+        MPI_Finalize();
+        return WL_EXIT_USAGE;
+    }
+    if (p2p && size < 2) {
+        if (rank == 0)
+            wl_usage_error(&prog, "-m latency and bw need 2 ranks");
+        MPI_Finalize();
+        return WL_EXIT_USAGE;
+    }
+    if (coll == 4) /* barrier: one row */
+        o.min_bytes = o.max_bytes = 0;
+    if (coll == 1 && o.min_bytes < 4)
+        o.min_bytes = 4;
+    static const wl_column lat_cols[] = {{"bytes", WL_COLUMN_INTEGER, 10, 0},
+                                         {"latency_us", WL_COLUMN_REAL, 12, 3},
+                                         {"bandwidth_GBps", WL_COLUMN_REAL, 14, 3},
+                                         {"wrong", WL_COLUMN_INTEGER, 6, 0}};
+    static const wl_column coll_cols[] = {{"bytes", WL_COLUMN_INTEGER, 10, 0},
+                                          {"avg_us", WL_COLUMN_REAL, 12, 3},
+                                          {"max_us", WL_COLUMN_REAL, 12, 3},
+                                          {"wrong", WL_COLUMN_INTEGER, 6, 0}};
+    wl_report *rep = NULL;
+    if (rank == 0) {
+        char title[64];
+        snprintf(title, sizeof title, "osu_mpi %s", mode);
+        rep = wl_report_open(title, p2p ? lat_cols : coll_cols, 4, o.csv_path, o.json_path, err,
+                             sizeof err);
+        if (!rep) {
+            wl_usage_error(&prog, err);
+            MPI_Abort(MPI_COMM_WORLD, WL_EXIT_USAGE);
+        }
+        wl_report_meta(rep, "ranks", "%d", size);
+        wl_report_meta(rep, "network", "MPI (virtual-time layer) over the modelled dual-rail IB QDR");
+        wl_report_meta(rep, "time", "simulated");
+    }
+    size_t maxb = (size_t)o.max_bytes;
+    size_t bufsz = coll == 2 || coll == 3 ? maxb * (size_t)size : maxb;
+    unsigned char *s = malloc(bufsz ? bufsz : 1), *r = malloc(bufsz ? bufsz : 1);
+    int64_t total_wrong = 0;
+    for (uint64_t n = o.min_bytes;; n = n ? n * (uint64_t)o.factor : 1) {
+        int iters = o.iterations, warm = o.warmup;
+        int64_t bad = 0;
+        double t0 = 0, elapsed;
+        if (p2p && rank < 2) {
+            int peer = 1 - rank;
+            for (int it = 0; it < warm + iters; it++) {
+                if (it == warm)
+                    t0 = MPI_Wtime();
+                if (!strcmp(mode, "latency")) {
+                    if (rank == 0) {
+                        if (o.check)
+                            fill(s, n, 0, it);
+                        MPI_Send(s, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+                        MPI_Recv(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                        if (o.check && it >= warm)
+                            bad += wrong(r, n, 0, it);
+                    } else {
+                        MPI_Recv(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                        MPI_Send(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+                    }
+                } else {
+                    MPI_Request q[WINDOW];
+                    if (rank == 0) {
+                        if (o.check)
+                            fill(s, n, 0, it);
+                        for (int w = 0; w < WINDOW; w++)
+                            MPI_Isend(s, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &q[w]);
+                        MPI_Waitall(WINDOW, q, MPI_STATUSES_IGNORE);
+                        MPI_Recv(r, 4, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    } else {
+                        for (int w = 0; w < WINDOW; w++)
+                            MPI_Irecv(r, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &q[w]);
+                        MPI_Waitall(WINDOW, q, MPI_STATUSES_IGNORE);
+                        if (o.check && it >= warm)
+                            bad += wrong(r, n, 0, it);
+                        MPI_Send(s, 4, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
+                    }
+                }
+            }
+            elapsed = MPI_Wtime() - t0;
+            int64_t allbad = 0;
+            if (rank == 1)
+                MPI_Send(&bad, 1, MPI_INT64_T, 0, 9, MPI_COMM_WORLD);
+            else
+                MPI_Recv(&allbad, 1, MPI_INT64_T, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (rank == 0) {
+                bad += allbad;
+                double lat = !strcmp(mode, "latency") ? elapsed / (2.0 * iters) : elapsed / iters;
+                double bytes = !strcmp(mode, "latency") ? (double)n : (double)n * WINDOW;
+                wl_cell c[4] = {{.integer = (int64_t)n}, {.real = (!strcmp(mode, "latency") ? lat : elapsed / iters) * WL_US_PER_S},
+                                {.real = bytes / lat / WL_BYTES_PER_GB}, {.integer = bad}};
+                wl_report_row(rep, c);
+                total_wrong += bad;
+            }
+        } else if (coll >= 0) {
+            for (int it = 0; it < warm + iters; it++) {
+                if (it == warm) {
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    t0 = MPI_Wtime();
+                }
+                switch (coll) {
+                case 0:
+                    if (rank == 0 && o.check)
+                        fill(r, n, 0, it);
+                    MPI_Bcast(r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+                    if (o.check && it >= warm)
+                        bad += wrong(r, n, 0, it);
+                    break;
+                case 1: {
+                    int cnt = (int)(n / 4);
+                    for (int i = 0; i < cnt; i++)
+                        ((int32_t *)s)[i] = rank + it + i;
+                    MPI_Allreduce(s, r, cnt, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+                    if (o.check && it >= warm)
+                        for (int i = 0; i < cnt; i++)
+                            bad += ((int32_t *)r)[i] != size * (it + i) + size * (size - 1) / 2;
+                    break;
+                }
+                case 2:
+                    for (int q = 0; q < size && o.check; q++)
+                        fill(s + (size_t)q * n, n, rank * size + q, it);
+                    MPI_Alltoall(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+                    for (int q = 0; q < size && o.check && it >= warm; q++)
+                        bad += wrong(r + (size_t)q * n, n, q * size + rank, it);
+                    break;
+                case 3:
+                    if (o.check)
+                        fill(s, n, rank, it);
+                    MPI_Allgather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+                    for (int q = 0; q < size && o.check && it >= warm; q++)
+                        bad += wrong(r + (size_t)q * n, n, q, it);
+                    break;
+                case 4:
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    break;
+                }
+            }
+            double mine = (MPI_Wtime() - t0) / iters, sum = 0, max = 0;
+            int64_t allbad = 0;
+            MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&mine, &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&bad, &allbad, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+            if (rank == 0) {
+                wl_cell c[4] = {{.integer = (int64_t)n}, {.real = sum / size * WL_US_PER_S},
+                                {.real = max * WL_US_PER_S}, {.integer = allbad}};
+                wl_report_row(rep, c);
+                total_wrong += allbad;
+            }
+        }
+        if (n >= o.max_bytes || (n ? n * (uint64_t)o.factor : 1) > o.max_bytes)
+            break;
+    }
+    free(s);
+    free(r);
+    if (rank == 0 && wl_report_close(rep) != 0)
+        total_wrong++;
+    MPI_Finalize();
+    return total_wrong ? WL_EXIT_FAILURE : WL_EXIT_OK;
+}
