@@ -1,0 +1,227 @@
+/*
+ * coll.h - the collectives' internals: communicators, plans (a prepared
+ * collective: buffers, every rank's handles, the algorithm), the transport
+ * interface the algorithms are written against, the reduction kernels and
+ * the algorithm table with its cost model.
+ *
+ * Algorithms (<collective>_<algorithm>.c) see only coll_plan's fields and
+ * the coll_* transport calls below; they never call the TCA API directly.
+ */
+#ifndef P2_COLL_INTERNAL_H
+#define P2_COLL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "p2coll.h"
+#include "tca-api.h"
+
+/* Collectives. */
+typedef enum coll_kind {
+    COLL_BARRIER,
+    COLL_BCAST,
+    COLL_SCATTER,
+    COLL_GATHER,
+    COLL_REDUCE,
+    COLL_ALLGATHER,
+    COLL_ALLREDUCE,
+    COLL_KINDS
+} coll_kind;
+
+extern const char *const coll_kind_names[COLL_KINDS]; /* "barrier", ... */
+
+/* ---- Communicators ---------------------------------------------------------
+ * Each member owns a mailbox of registered host memory (PIO-reachable), whose
+ * handle every member knows:
+ *   [ready words: one per rank][barrier flags: 2 banks x 8 steps][exchange:
+ *    2 banks x P2_COLL_MAX_RANKS slots of COLL_SLOT_BYTES]
+ */
+#define COLL_SLOT_BYTES 256u
+#define COLL_BLOB_MAX (COLL_SLOT_BYTES - 8u)
+#define COLL_BARRIER_STEPS 8
+#define COLL_MB_READY 0u
+#define COLL_MB_BARRIER (COLL_MB_READY + 8u * P2_COLL_MAX_RANKS)
+#define COLL_MB_EXCHANGE (COLL_MB_BARRIER + 8u * 2u * COLL_BARRIER_STEPS)
+#define COLL_MB_BYTES (COLL_MB_EXCHANGE + 2u * P2_COLL_MAX_RANKS * COLL_SLOT_BYTES)
+
+struct p2_comm {
+    uint32_t magic; /* COLL_COMM_MAGIC while valid */
+    int ready;      /* set up */
+    int rank, size;
+    int world_rank[P2_COLL_MAX_RANKS];
+    uint8_t *mailbox; /* this rank's */
+    tcaHandle mailbox_h[P2_COLL_MAX_RANKS];
+    uint64_t exchange_seq, barrier_seq, run_seq;
+};
+#define COLL_COMM_MAGIC 0x70326363u
+
+/* An allgather of `bytes` (<= COLL_BLOB_MAX) over the comm's mailboxes, by
+ * PIO: all[q * bytes] = rank q's mine. */
+tcaresult coll_comm_exchange(p2_comm_t comm, const void *mine, void *all, size_t bytes);
+/* The comm, set up (P2_COMM_WORLD on first use); NULL if invalid. */
+tcaresult coll_comm_get(p2_comm_t comm, p2_comm_t *out);
+
+/* ---- Plans ---------------------------------------------------------------- */
+typedef struct coll_peer {
+    tcaHandle recv;    /* its recvbuf (or bcast buf), zero if none */
+    tcaHandle scratch; /* its scratch, zero if none */
+} coll_peer;
+
+typedef struct coll_buf {
+    uint8_t *ptr;
+    size_t bytes;
+    int gpu;          /* GPU memory */
+    tcaHandle h;      /* over [ptr, ptr + bytes); valid when bytes > 0 */
+} coll_buf;
+
+typedef struct coll_algorithm coll_algorithm;
+
+typedef struct coll_plan {
+    p2_comm_t comm;
+    int rank, size;
+    coll_kind kind;
+    const coll_algorithm *algo;
+    size_t count, esize, bytes; /* bytes = count * esize: one rank's block */
+    tcaDataType type;
+    tcaOp op;
+    int root;
+    int in_place;
+    coll_buf send, recv, scratch;
+    coll_peer *peer; /* [size] */
+    /* Transport state */
+    int dry;                 /* recording targets only (prepare) */
+    uint64_t targets;        /* ranks this rank writes into */
+    uint64_t sources;        /* ranks that write into this rank */
+    uint64_t ready_seen;     /* targets whose ready word this run was seen */
+    int use_ready;           /* this run waits for ready words */
+    uint64_t run;            /* comm->run_seq of this run */
+    tcaDesc *chain;          /* being built */
+    int chain_len;
+    int channel_busy;
+    tcaresult status;        /* of the last start */
+} coll_plan;
+
+/* ---- Transport (coll_transport.c) -----------------------------------------
+ * Tags: a DMA notification is raised at the destination in
+ * (P2_COLL_WAIT_SLOT, coll_tag(run, step, src)). */
+typedef enum coll_target {
+    COLL_TO_RECV,   /* the peer's recvbuf */
+    COLL_TO_SCRATCH /* the peer's scratch */
+} coll_target;
+
+typedef enum coll_source {
+    COLL_FROM_SEND,
+    COLL_FROM_RECV,
+    COLL_FROM_SCRATCH
+} coll_source;
+
+/* Appends one transfer to the current chain: bytes from this rank's `src`
+ * buffer + src_off to rank dst's `target` + dst_off, notifying dst with
+ * `step`. Zero bytes: nothing. */
+tcaresult coll_put(coll_plan *p, int dst, coll_target target, size_t dst_off,
+                   coll_source src, size_t src_off, size_t bytes, int step);
+/* Starts the chain built since the last start (one chained DMA); waits for
+ * the previous one's channel first. No transfers: nothing. */
+tcaresult coll_start(coll_plan *p);
+/* Waits for the notification of `step` from rank src. */
+tcaresult coll_wait(coll_plan *p, int src, int step);
+/* Waits until this rank's started chains are done. */
+tcaresult coll_flush(coll_plan *p);
+/* PIO: [data, bytes][pad to 8][flag word = run] into rank dst's scratch at
+ * dst_off (which must leave room for the flag), one stream, then commit. */
+tcaresult coll_pio_put(coll_plan *p, int dst, size_t dst_off, const void *data, size_t bytes);
+/* Waits until this rank's scratch + off holds the flag of this run for a
+ * PIO message of `bytes`. */
+tcaresult coll_pio_wait(coll_plan *p, size_t off, size_t bytes);
+/* The padded size of a PIO message with its flag word. */
+size_t coll_pio_slot(size_t bytes);
+/* Local copy of bytes between this rank's buffers (memcpy on the host with
+ * its modelled cost, or a DMA of the board when GPU memory is involved). */
+tcaresult coll_local_copy(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                          size_t src_off, size_t bytes);
+/* dst[i] = dst[i] op src[i] for `count` elements of the plan's type, with the
+ * modelled cost (host or GPU kernel, coll_select.c's table). */
+tcaresult coll_reduce_local(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                            size_t src_off, size_t count);
+/* The address of a local buffer + off (NULL-safe for 0-sized buffers). */
+uint8_t *coll_ptr(coll_plan *p, coll_source which, size_t off);
+/* Barrier tokens (dissemination barrier): flag word `step` of bank
+ * barrier_seq % 2 at rank dst := barrier_seq; wait for our own. */
+tcaresult coll_barrier_signal(coll_plan *p, int dst, int step, uint64_t seq);
+tcaresult coll_barrier_wait(coll_plan *p, int step, uint64_t seq);
+
+/* The kind (tcaMemoryCPU/GPU) of this node's registered memory holding
+ * [ptr, ptr + bytes), or -1. */
+int coll_memory_kind(const void *ptr, size_t bytes);
+
+/* ---- Reduction kernels (coll_reduce.c) ------------------------------------ */
+/* TCA_SUCCESS, TCA_ERROR_INVALID_ARGUMENT (unknown type or op),
+ * TCA_ERROR_NOT_SUPPORTED (pair without meaning). */
+tcaresult coll_op_check(tcaDataType type, tcaOp op);
+int coll_type_valid(tcaDataType type);
+void coll_reduce_apply(void *dst, const void *src, size_t count, tcaDataType type, tcaOp op);
+
+/* ---- Algorithms and selection (coll_select.c) ------------------------------ */
+typedef struct coll_cost_params {
+    double dma_latency_s, pio_latency_s, pio_store_s;
+    double dma_cpu_Bps, dma_gpu_Bps;
+    double memcpy_Bps, reduce_cpu_Bps;
+    double gpu_kernel_s, reduce_gpu_Bps;
+} coll_cost_params;
+extern const coll_cost_params coll_cost;
+
+struct coll_algorithm {
+    coll_kind kind;
+    const char *name;
+    /* Can it run this plan? (e.g. recursive doubling: power-of-two size) */
+    int (*eligible)(const coll_plan *p);
+    /* Predicted seconds for `size` ranks and `bytes` per rank. */
+    double (*cost)(int size, size_t bytes, int gpu);
+    /* Scratch bytes this rank needs. */
+    size_t (*scratch)(const coll_plan *p);
+    /* Runs the algorithm (also in the dry pass: transfers only recorded). */
+    tcaresult (*run)(coll_plan *p);
+};
+
+extern const coll_algorithm coll_barrier_dissemination, coll_bcast_binomial,
+    coll_scatter_linear, coll_gather_linear, coll_reduce_gather,
+    coll_allgather_recursive_doubling, coll_allgather_ring, coll_allgather_bruck,
+    coll_allreduce_dissemination, coll_allreduce_dissemination_pio, coll_allreduce_rsag;
+
+/* Picks the algorithm for a plan whose fields but algo are set.
+ * TCA_ERROR_NOT_SUPPORTED (forced algorithm not eligible, or unknown name),
+ * TCA_ERROR_INVALID_ARGUMENT (bad rules file). */
+tcaresult coll_select(coll_plan *p);
+
+/* Helpers for algorithms. */
+static inline int coll_mod(int a, int n)
+{
+    return ((a % n) + n) % n;
+}
+static inline int coll_ceil_log2(int n)
+{
+    int k = 0;
+    while ((1 << k) < n)
+        k++;
+    return k;
+}
+static inline int coll_floor_log2(int n)
+{
+    int k = 0;
+    while ((2 << k) <= n)
+        k++;
+    return k;
+}
+static inline int coll_is_pow2(int n)
+{
+    return n > 0 && (n & (n - 1)) == 0;
+}
+
+#define COLL_TRY(call)                                                                   \
+    do {                                                                                 \
+        tcaresult coll_try_r_ = (call);                                                  \
+        if (coll_try_r_ != TCA_SUCCESS)                                                  \
+            return coll_try_r_;                                                          \
+    } while (0)
+
+#endif /* P2_COLL_INTERNAL_H */

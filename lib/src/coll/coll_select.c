@@ -1,0 +1,216 @@
+/*
+ * coll_select.c - which algorithm a collective runs: the cost model's
+ * parameters (one table), the algorithms of each collective, and the choice:
+ *
+ *   1. P2_COLL_<COLLECTIVE>=<algorithm> (e.g. P2_COLL_ALLREDUCE=rsag) forces
+ *      one; not eligible for the call (or unknown): TCA_ERROR_NOT_SUPPORTED.
+ *   2. P2_COLL_RULES=<file>: the first rule matching the collective, the
+ *      communicator size and the bytes per rank names the algorithm (an
+ *      ineligible one is skipped). Lines:
+ *          # comment
+ *          <collective> <ranks LO-HI|N|*> <bytes LO-HI|N|*> <algorithm>
+ *      sizes take K, M, G (powers of 1024). A bad line: "FILE:LINE: why" on
+ *      stderr (once) and TCA_ERROR_INVALID_ARGUMENT from every collective.
+ *   3. Otherwise the eligible algorithm with the lowest predicted time
+ *      (the first listed on a tie).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+
+/*
+ * The cost model's parameters. Sources: the calibrated model (README
+ * "Calibration": ping-pong of neighbours on the 2x8 torus under p2run with
+ * the default parameters) for the transport; assumptions, marked, for the
+ * host and GPU computation the model does not simulate (these are also the
+ * times charged to the rank's clock for that work, p2_compute).
+ */
+const coll_cost_params coll_cost = {
+    .dma_latency_s = 1.896e-6, /* DMA 8 B CPU-CPU one way, model (published 1.9 us) */
+    .pio_latency_s = 1.000e-6, /* PIO 8 B CPU-CPU one way, model (published 1.0 us) */
+    .pio_store_s = 62e-9,      /* each further 8-byte store: pio_store_ns (params.def) */
+    .dma_cpu_Bps = 3.40e9,     /* DMA bandwidth CPU, 16 MB, model (published 3.5 GB/s) */
+    .dma_gpu_Bps = 2.85e9,     /* DMA bandwidth GPU, 16 MB, model (published 2.8 GB/s) */
+    .memcpy_Bps = 10e9,        /* assumed: one core's host memcpy (DDR3 era Xeon E5) */
+    .reduce_cpu_Bps = 4e9,     /* assumed: one core, two input streams + one output */
+    .gpu_kernel_s = 5e-6,      /* assumed: CUDA kernel launch + sync (Kepler K20X era) */
+    .reduce_gpu_Bps = 80e9,    /* assumed: K20X streaming at ~40% of 250 GB/s */
+};
+
+const char *const coll_kind_names[COLL_KINDS] = {
+    "barrier", "bcast", "scatter", "gather", "reduce", "allgather", "allreduce"};
+
+static const coll_algorithm *const algorithms[] = {
+    &coll_barrier_dissemination,       &coll_bcast_binomial,
+    &coll_scatter_linear,              &coll_gather_linear,
+    &coll_reduce_gather,               &coll_allgather_recursive_doubling,
+    &coll_allgather_bruck,             &coll_allgather_ring,
+    &coll_allreduce_dissemination_pio, &coll_allreduce_dissemination,
+    &coll_allreduce_rsag,
+};
+#define NALGORITHMS (sizeof algorithms / sizeof algorithms[0])
+
+static const coll_algorithm *find(coll_kind kind, const char *name)
+{
+    for (size_t i = 0; i < NALGORITHMS; i++)
+        if (algorithms[i]->kind == kind && strcmp(algorithms[i]->name, name) == 0)
+            return algorithms[i];
+    return NULL;
+}
+
+/* ---- Rules file ----------------------------------------------------------- */
+typedef struct rule {
+    coll_kind kind;
+    uint64_t ranks_lo, ranks_hi, bytes_lo, bytes_hi;
+    const coll_algorithm *algo;
+} rule;
+
+static struct {
+    int loaded;
+    tcaresult status;
+    rule *rules;
+    size_t count;
+} rules_state;
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    int shift = 0;
+    if (*end == 'K' || *end == 'k') shift = 10, end++;
+    else if (*end == 'M' || *end == 'm') shift = 20, end++;
+    else if (*end == 'G' || *end == 'g') shift = 30, end++;
+    if (*end || v > (~0ull >> shift))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
+{
+    if (strcmp(s, "*") == 0) {
+        *lo = 0;
+        *hi = ~0ull;
+        return 0;
+    }
+    char buf[64];
+    if (strlen(s) >= sizeof buf)
+        return -1;
+    strcpy(buf, s);
+    char *dash = strchr(buf, '-');
+    if (!dash)
+        return parse_size(buf, lo) || (*hi = *lo, 0);
+    *dash = '\0';
+    if (parse_size(buf, lo) || parse_size(dash + 1, hi) || *lo > *hi)
+        return -1;
+    return 0;
+}
+
+static tcaresult load_rules(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "p2coll: P2_COLL_RULES: %s: cannot open\n", path);
+        return TCA_ERROR_INVALID_ARGUMENT;
+    }
+    char line[512];
+    int lineno = 0;
+    tcaresult status = TCA_SUCCESS;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char w[5][128];
+        int nw = sscanf(line, "%127s %127s %127s %127s %127s", w[0], w[1], w[2], w[3], w[4]);
+        if (nw <= 0)
+            continue;
+        rule r = {0};
+        const char *why = NULL;
+        if (nw != 4)
+            why = "expected: COLLECTIVE RANKS BYTES ALGORITHM";
+        else {
+            int k;
+            for (k = 0; k < COLL_KINDS; k++)
+                if (strcmp(w[0], coll_kind_names[k]) == 0)
+                    break;
+            if (k == COLL_KINDS)
+                why = "unknown collective";
+            else if (parse_range(w[1], &r.ranks_lo, &r.ranks_hi))
+                why = "bad rank range (N, LO-HI or *)";
+            else if (parse_range(w[2], &r.bytes_lo, &r.bytes_hi))
+                why = "bad byte range (N, LO-HI or *, with K/M/G)";
+            else if (!(r.algo = find((coll_kind)k, w[3])))
+                why = "no such algorithm for this collective";
+            r.kind = (coll_kind)k;
+        }
+        if (why) {
+            fprintf(stderr, "p2coll: %s:%d: %s\n", path, lineno, why);
+            status = TCA_ERROR_INVALID_ARGUMENT;
+            break;
+        }
+        rule *grown = realloc(rules_state.rules, (rules_state.count + 1) * sizeof *grown);
+        if (!grown) {
+            status = TCA_ERROR_OUT_OF_MEMORY;
+            break;
+        }
+        rules_state.rules = grown;
+        rules_state.rules[rules_state.count++] = r;
+    }
+    fclose(f);
+    return status;
+}
+
+tcaresult coll_select(coll_plan *p)
+{
+    /* 1. The environment variable. */
+    char var[64];
+    snprintf(var, sizeof var, "P2_COLL_%s", coll_kind_names[p->kind]);
+    for (char *c = var; *c; c++)
+        *c = (char)toupper((unsigned char)*c);
+    const char *forced = getenv(var);
+    if (forced && *forced) {
+        const coll_algorithm *a = find(p->kind, forced);
+        if (!a || !a->eligible(p))
+            return TCA_ERROR_NOT_SUPPORTED;
+        p->algo = a;
+        return TCA_SUCCESS;
+    }
+    /* 2. The rules file. */
+    if (!rules_state.loaded) {
+        rules_state.loaded = 1;
+        const char *path = getenv("P2_COLL_RULES");
+        rules_state.status = path && *path ? load_rules(path) : TCA_SUCCESS;
+    }
+    if (rules_state.status != TCA_SUCCESS)
+        return rules_state.status;
+    for (size_t i = 0; i < rules_state.count; i++) {
+        const rule *r = &rules_state.rules[i];
+        if (r->kind == p->kind && (uint64_t)p->size >= r->ranks_lo &&
+            (uint64_t)p->size <= r->ranks_hi && p->bytes >= r->bytes_lo &&
+            p->bytes <= r->bytes_hi && r->algo->eligible(p)) {
+            p->algo = r->algo;
+            return TCA_SUCCESS;
+        }
+    }
+    /* 3. The cost model. */
+    double best = 0;
+    p->algo = NULL;
+    int gpu = p->send.gpu || p->recv.gpu;
+    for (size_t i = 0; i < NALGORITHMS; i++) {
+        const coll_algorithm *a = algorithms[i];
+        if (a->kind != p->kind || !a->eligible(p))
+            continue;
+        double t = a->cost(p->size, p->bytes, gpu);
+        if (!p->algo || t < best) {
+            best = t;
+            p->algo = a;
+        }
+    }
+    return p->algo ? TCA_SUCCESS : TCA_ERROR_NOT_SUPPORTED;
+}
