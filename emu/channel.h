@@ -135,7 +135,14 @@ typedef struct p2_job_rank {
     uint32_t state;             /* p2_rank_state */
     uint32_t producer_sleeping; /* the ring was full and the rank sleeps on req_tail */
     uint32_t resp_sleeping;     /* the rank sleeps on resp.seq */
-    uint8_t pad0[32];
+    int64_t clock_floor;        /* written by the rank's MPI clock shim (mpi_clock.c):
+                                   the rank's clock is at least this; the runtime
+                                   adopts it when the program next calls it */
+    int32_t tid;                /* the program's thread, whose CPU time --clock=cpu
+                                   counts (not the threads of libraries it uses) */
+    uint32_t in_collective;     /* the MPI clock shim: 1 while the rank is inside an
+                                   MPI collective over every rank of the job */
+    char mpi_call[16];          /* ... which one ("MPI_Barrier"), for messages */
     /* written by the simulator */
     uint64_t req_tail;          /* requests consumed; futex on its low word */
     p2_chan_resp resp;
@@ -192,6 +199,15 @@ typedef struct p2_job {
 static inline size_t p2_job_bytes(unsigned nranks)
 {
     return sizeof(p2_job) + (size_t)nranks * sizeof(p2_job_rank);
+}
+
+/* --clock=cpu counts the CPU time of the program's thread (job rank `tid`),
+ * not the threads of libraries it uses (Open MPI's progress threads). In the
+ * rank's own process that thread's clock is this id (what glibc's
+ * pthread_getcpuclockid makes; Linux lets a process read its own threads'). */
+static inline clockid_t p2_thread_cpu_clock(int32_t tid)
+{
+    return (clockid_t)((~(unsigned)tid << 3) | 6u); /* CPUCLOCK_SCHED, per thread */
 }
 
 /* ---- Shared-memory access helpers --------------------------------------- */

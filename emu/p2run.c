@@ -84,6 +84,7 @@ typedef struct job_run {
     child *ranks; /* nranks direct children, or one mpirun */
     int nchildren;
     int mpirun;
+    char mpi_clock[PATH_MAX]; /* mpirun: the clock shim preloaded into the ranks */
     sigset_t signals; /* SIGCHLD, SIGINT, SIGTERM, SIGHUP: taken by sigtimedwait */
     sigset_t old_mask;
 } job_run;
@@ -383,38 +384,58 @@ static int default_topology(char *out, size_t outlen)
     return 0;
 }
 
-/* The simulator: $P2_SIM if set, else p2sim next to p2run, else in
- * ../libexec/peach2sim beside it, else, from the build tree, the one built
- * with p2run. Returns 0 (with a message naming every place looked in) if none
- * is executable. */
-static int find_simulator(char *out, size_t outlen)
+/* A file p2run ships with: `$env` if set, else `name` next to p2run, else in
+ * ../libexec/peach2sim beside it, else (run from the build tree) at
+ * `build_path`. `mode` is X_OK for programs, R_OK for libraries. Returns 0
+ * (with a message naming every place looked in) if none will do. */
+static int find_shipped(const char *what, const char *env, const char *name, int mode,
+                        const char *build_path, char *out, size_t outlen)
 {
-    const char *env = getenv("P2_SIM");
-    if (env && *env) {
-        snprintf(out, outlen, "%s", env);
-        return program_runnable("simulator ($P2_SIM)", out);
+    const char *set = getenv(env);
+    if (set && *set) {
+        snprintf(out, outlen, "%s", set);
+        char label[96];
+        snprintf(label, sizeof label, "%s ($%s)", what, env);
+        return mode == X_OK ? program_runnable(label, out) : file_readable(label, out);
     }
     char searched[3 * PATH_MAX] = "";
     if (self_dir()[0]) {
         const char *subdirs[] = {"", P2_INSTALL_LIBEXEC_REL "/"};
         for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
-            snprintf(out, outlen, "%s/%sp2sim", self_dir(), subdirs[i]);
-            if (access(out, X_OK) == 0)
+            snprintf(out, outlen, "%s/%s%s", self_dir(), subdirs[i], name);
+            if (access(out, mode) == 0)
                 return 1;
             searched_add(searched, sizeof searched, out);
         }
     }
-#ifdef P2_SIM_PATH
-    if (in_build_tree()) {
-        snprintf(out, outlen, "%s", P2_SIM_PATH);
-        if (access(out, X_OK) == 0)
+    if (build_path && in_build_tree()) {
+        snprintf(out, outlen, "%s", build_path);
+        if (access(out, mode) == 0)
             return 1;
         searched_add(searched, sizeof searched, out);
     }
-#endif
-    fprintf(stderr, "p2run: simulator p2sim not found (looked in: %s); set P2_SIM to its path\n",
-            searched[0] ? searched : "nowhere: p2run cannot tell where it lies");
+    fprintf(stderr, "p2run: %s %s not found (looked in: %s); set %s to its path\n", what, name,
+            searched[0] ? searched : "nowhere: p2run cannot tell where it lies", env);
     return 0;
+}
+
+/* The simulator p2sim. */
+static int find_simulator(char *out, size_t outlen)
+{
+#ifdef P2_SIM_PATH
+    const char *built = P2_SIM_PATH;
+#else
+    const char *built = NULL;
+#endif
+    return find_shipped("simulator", "P2_SIM", "p2sim", X_OK, built, out, outlen);
+}
+
+/* The MPI clock shim (mpi_clock.c) preloaded into ranks started by mpirun;
+ * built next to p2run, so the build tree needs no special case. */
+static int find_mpi_clock(char *out, size_t outlen)
+{
+    return find_shipped("--launcher mpirun: the MPI clock shim", "P2_MPI_CLOCK",
+                        "libp2mpiclock.so", R_OK, NULL, out, outlen);
 }
 
 /* ---- Processes ------------------------------------------------------------ */
@@ -626,6 +647,13 @@ static char **build_mpirun_argv(job_run *jr)
     argv[a++] = np;
     argv[a++] = "-x";
     argv[a++] = "P2_JOB";
+    /* The clock shim goes first, so its MPI_* calls come before Open MPI's. */
+    static char preload[2 * PATH_MAX + 32];
+    const char *old = getenv("LD_PRELOAD");
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", jr->mpi_clock, old && *old ? ":" : "",
+             old && *old ? old : "");
+    argv[a++] = "-x";
+    argv[a++] = preload;
     for (char **e = environ; *e; e++) {
         if (strncmp(*e, "P2_", 3) != 0 || strncmp(*e, "P2_JOB=", 7) == 0)
             continue;
@@ -727,7 +755,8 @@ static int run_job(job_run *jr)
         return P2RUN_USAGE;
     if (!program_runnable("program", o->program[0]))
         return P2RUN_NOEXEC;
-    if (jr->mpirun && !program_runnable("--launcher", "mpirun"))
+    if (jr->mpirun && (!program_runnable("--launcher", "mpirun") ||
+                       !find_mpi_clock(jr->mpi_clock, sizeof jr->mpi_clock)))
         return P2RUN_NOEXEC;
     if (!find_simulator(sim, sizeof sim))
         return P2RUN_NOEXEC;

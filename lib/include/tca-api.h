@@ -60,8 +60,13 @@ typedef enum tcaresult {
     TCA_ERROR_CHANNEL_NOT_SET = -17,    /* start without a chain loaded (tcaDescSet) */
     TCA_ERROR_EMPTY_CHAIN = -18,        /* tcaDescSet of a chain with no transfers */
     TCA_ERROR_PIO_RANGE = -19,          /* region beyond the PIO window's reach of its node */
-    TCA_ERROR_NOTIFY_BACKLOG = -20      /* TCA_NOTIFY_BACKLOG_MAX distinct (slot, tag) pairs
+    TCA_ERROR_NOTIFY_BACKLOG = -20,     /* TCA_NOTIFY_BACKLOG_MAX distinct (slot, tag) pairs
                                            arrived unclaimed (tcaWaitDMARecvDesc) */
+    /* The most negative status (not a status of its own): every value from
+     * TCA_ERROR_LAST to TCA_NOT_YET is one of the above. A new error takes
+     * TCA_ERROR_LAST - 1 and becomes TCA_ERROR_LAST; tests/lib/tca_api_test.cc
+     * fails if this is not kept in sync. */
+    TCA_ERROR_LAST = TCA_ERROR_NOTIFY_BACKLOG
 } tcaresult;
 
 /* A static string naming `result`; never NULL, also for unknown values. */

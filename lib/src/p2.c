@@ -3,6 +3,7 @@
  */
 #include "p2.h"
 
+#include "rt/api.h"
 #include "rt/rt.h"
 
 int p2_rank(void)
@@ -36,8 +37,6 @@ tcaresult p2_wait_u64(const volatile uint64_t *addr, uint64_t value)
         return TCA_ERROR_INVALID_ARGUMENT;
     if (!in_region(addr, &rt->host) && !in_region(addr, &rt->gpu))
         return TCA_ERROR_NOT_REGISTERED;
-    p2_rt_api_begin();
-    int r = p2_rt_wait_mem(rt, addr, ~0ull, value, 1);
-    p2_rt_api_end();
-    return r == P2_CHAN_OK ? TCA_SUCCESS : TCA_ERROR_DEVICE;
+    P2_API_CALL();
+    return p2_rt_wait_mem(rt, addr, ~0ull, value, 1) == P2_CHAN_OK ? TCA_SUCCESS : TCA_ERROR_DEVICE;
 }

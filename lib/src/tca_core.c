@@ -12,6 +12,9 @@ tca_lib tca_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 /* ---------------------------------------------------------------------------
  * Status strings
  * ------------------------------------------------------------------------- */
+/* A tcaresult added without its string does not build. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
 const char *tcaGetErrorString(tcaresult result)
 {
     switch (result) {
@@ -50,6 +53,7 @@ const char *tcaGetErrorString(tcaresult result)
     }
     return "unknown tcaresult";
 }
+#pragma GCC diagnostic pop
 
 /* ---------------------------------------------------------------------------
  * Attach / detach
@@ -139,6 +143,7 @@ void tca_set_device_for_testing(p2_dev *dev)
 
 tcaresult tcaFinalize(void)
 {
+    P2_API_CALL();
     if (!tca_dev())
         return TCA_ERROR_NOT_INITIALIZED;
     tca_lib_detach();
@@ -147,6 +152,7 @@ tcaresult tcaFinalize(void)
 
 tcaresult tcaDMADescInt_Init(void)
 {
+    P2_API_CALL();
     if (!tca_dev())
         return TCA_ERROR_NOT_INITIALIZED;
     tca_g.register_mode = 1;

@@ -238,6 +238,7 @@ static tcaresult set_chain(p2_dev *dev, tcaDesc *desc, int c)
 
 tcaresult tcaDescSet(tcaDesc *desc, int dmac_channel)
 {
+    P2_API_CALL();
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
@@ -265,6 +266,7 @@ tcaresult tcaDescSet(tcaDesc *desc, int dmac_channel)
 
 tcaresult tcaSetDMAChain(tcaDesc *desc, int dmac_channel)
 {
+    P2_API_CALL();
     return tcaDescSet(desc, dmac_channel);
 }
 
@@ -273,6 +275,7 @@ tcaresult tcaSetDMAChain(tcaDesc *desc, int dmac_channel)
  * ------------------------------------------------------------------------- */
 tcaresult tcaStartDMADesc(int dmac_channel)
 {
+    P2_API_CALL();
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
@@ -289,6 +292,7 @@ tcaresult tcaStartDMADesc(int dmac_channel)
 
 tcaresult tcaWaitDMAC(int dmac_channel)
 {
+    P2_API_CALL();
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
@@ -312,6 +316,7 @@ tcaresult tcaWaitDMAC(int dmac_channel)
 
 tcaresult tcaGetDMAError(int dmac_channel, p2_error *error)
 {
+    P2_API_CALL();
     if (!tca_dev())
         return TCA_ERROR_NOT_INITIALIZED;
     if (!error)
@@ -419,10 +424,12 @@ static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_ta
 
 tcaresult tcaWaitDMARecvDesc(const tcaHandle *handle, int wait_slot, int wait_tag)
 {
+    P2_API_CALL();
     return wait_notify(handle, wait_slot, wait_tag, 1);
 }
 
 tcaresult tcaTestDMARecvDesc(const tcaHandle *handle, int wait_slot, int wait_tag)
 {
+    P2_API_CALL();
     return wait_notify(handle, wait_slot, wait_tag, 0);
 }

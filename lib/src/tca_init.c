@@ -6,6 +6,7 @@
 
 tcaresult tcaInit(void)
 {
+    P2_API_CALL();
     if (tca_dev())
         return TCA_SUCCESS;
     p2_dev *dev = p2_device_get("peach2");

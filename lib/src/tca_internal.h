@@ -19,6 +19,7 @@ extern "C" {
 #endif
 
 #include "dev/dev.h"
+#include "rt/api.h"
 
 /* The board's registers (BAR0) and PIO window (BAR2) through the device. */
 static inline void tca_reg_write(p2_dev *dev, uint64_t reg, uint64_t value)

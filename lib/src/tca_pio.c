@@ -35,6 +35,7 @@ tcaresult tcaSetPIORegion(tcaPIOHandle *pio_handle, const tcaHandle *remote_hand
 
 tcaresult tcaSendPIO(const tcaPIOHandle *pio_handle, size_t offset, const void *src, size_t size)
 {
+    P2_API_CALL();
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
@@ -53,6 +54,7 @@ tcaresult tcaSendPIO(const tcaPIOHandle *pio_handle, size_t offset, const void *
 
 tcaresult tcaSendPIOCommit(void)
 {
+    P2_API_CALL();
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;

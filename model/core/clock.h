@@ -15,8 +15,7 @@ inline sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS
 
 class ChipClock {
  public:
-  explicit ChipClock(const Params& p)
-      : period_(ps(static_cast<uint64_t>(1e6 / p.chip_mhz + 0.5))) {}
+  explicit ChipClock(double mhz) : period_(ps(static_cast<uint64_t>(1e6 / mhz + 0.5))) {}
   sc_core::sc_time period() const { return period_; }
   sc_core::sc_time cycles(uint64_t n) const { return period_ * static_cast<double>(n); }
   // The first clock edge at or after t.

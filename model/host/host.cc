@@ -11,18 +11,30 @@ namespace p2 {
 using sc_core::sc_time;
 using sc_core::sc_time_stamp;
 
-Host::Host(sc_core::sc_module_name name, unsigned node, const Params& params, NodeMemory memory)
-    : sc_module(name), node_(node), params_(params) {
+HostConfig HostConfig::make(const Params& p, const LinkConfig& slot) {
+  HostConfig c;
+  c.host = {ns(p.host_read_latency_ns), ns(p.host_write_latency_ns), p.host_read_gbps};
+  c.gpu = {ns(p.gpu_read_latency_ns), ns(p.gpu_write_latency_ns), p.gpu_read_gbps};
+  c.mmio_post = ns(p.mmio_post_latency_ns);
+  c.pio_store_bytes = static_cast<uint32_t>(p.pio_store_bytes);
+  c.pio_store_gap = ns(p.pio_store_ns);
+  c.max_cpl_bytes = std::min(static_cast<uint32_t>(p.host_cpl_bytes), slot.max_payload);
+  c.rcb = slot.read_completion_boundary;
+  return c;
+}
+
+Host::Host(sc_core::sc_module_name name, unsigned node, const HostConfig& config, NodeMemory memory)
+    : sc_module(name), node_(node), config_(config) {
   host_mem_.bytes = memory.host;
   host_mem_.size = memory.host_size;
-  host_mem_.read_latency = ns(params.host_read_latency_ns);
-  host_mem_.write_latency = ns(params.host_write_latency_ns);
-  host_mem_.read_bytes_per_ns = params.host_read_gbps;
+  host_mem_.read_latency = config.host.read_latency;
+  host_mem_.write_latency = config.host.write_latency;
+  host_mem_.read_bytes_per_ns = config.host.read_bytes_per_ns;
   gpu_mem_.bytes = memory.gpu;
   gpu_mem_.size = memory.gpu_size;
-  gpu_mem_.read_latency = ns(params.gpu_read_latency_ns);
-  gpu_mem_.write_latency = ns(params.gpu_write_latency_ns);
-  gpu_mem_.read_bytes_per_ns = params.gpu_read_gbps;
+  gpu_mem_.read_latency = config.gpu.read_latency;
+  gpu_mem_.write_latency = config.gpu.write_latency;
+  gpu_mem_.read_bytes_per_ns = config.gpu.read_bytes_per_ns;
 
   SC_METHOD(on_writes_due);
   sensitive << writes_due_.event();
@@ -69,7 +81,7 @@ void Host::send(TlpPtr tlp) {
 void Host::issue_from_cpu(sc_time at, TlpPtr tlp) {
   // Uncached stores and loads leave the core in program order and reach the
   // root port mmio_post_latency_ns later.
-  sc_time due = at + ns(params_.mmio_post_latency_ns);
+  sc_time due = at + config_.mmio_post;
   if (!stores_due_.empty()) due = std::max(due, stores_due_.last_due());
   tlp->born = at;
   stores_due_.push(due, std::move(tlp));
@@ -101,8 +113,8 @@ void Host::mmio_read(uint64_t addr, std::function<void(uint64_t, bool)> done) {
 }
 
 void Host::pio_write(uint64_t addr, const uint8_t* data, uint32_t len) {
-  const uint32_t store = static_cast<uint32_t>(params_.pio_store_bytes);
-  const sc_time gap = ns(params_.pio_store_ns);
+  const uint32_t store = config_.pio_store_bytes;
+  const sc_time gap = config_.pio_store_gap;
   sc_time at = std::max(sc_time_stamp(), cpu_store_free_);
   for (uint32_t done = 0; done < len; done += store) {
     auto w = std::make_unique<Tlp>();
@@ -194,11 +206,11 @@ void Host::serve_read(TlpPtr req) {
   }
   ++stats_.reads;
   stats_.read_bytes += req->length;
-  uint32_t max_cpl = static_cast<uint32_t>(std::min(params_.host_cpl_bytes, params_.max_payload_bytes));
+  const uint32_t max_cpl = config_.max_cpl_bytes;
   uint32_t remaining = req->length;
   sc_time ready = start;
   for (const Span& s : split_completions(req->addr, req->length, max_cpl,
-                                         static_cast<uint32_t>(params_.read_completion_boundary))) {
+                                         config_.rcb)) {
     const uint8_t* src = m->bytes + off + (s.addr - req->addr);
     TlpPtr cpl = make_completion(*req, s.addr, src, s.length, remaining);
     remaining -= s.length;

@@ -30,6 +30,23 @@ struct NodeMemory {
   uint64_t gpu_size = 0;
 };
 
+// What a host is configured with: HOST-scope timings, the CPU's store
+// costs, and the completion sizes of the link it answers on (its slot).
+struct HostConfig {
+  struct MemoryTiming {
+    sc_core::sc_time read_latency, write_latency;
+    double read_bytes_per_ns = 0;
+  };
+  MemoryTiming host, gpu;
+  sc_core::sc_time mmio_post;     // CPU store or load to its TLP leaving the root port
+  uint32_t pio_store_bytes = 0;   // per CPU store into a PIO window
+  sc_core::sc_time pio_store_gap;
+  uint32_t max_cpl_bytes = 0;     // host_cpl_bytes, at most the slot's max payload
+  uint32_t rcb = 0;               // the slot's read completion boundary
+
+  static HostConfig make(const Params& p, const LinkConfig& slot);
+};
+
 struct HostStats {
   uint64_t writes = 0, write_bytes = 0, dropped_writes = 0;
   uint64_t reads = 0, read_bytes = 0, unsupported_reads = 0;
@@ -41,7 +58,7 @@ struct HostStats {
 class Host : public sc_core::sc_module, public LinkClient {
  public:
   SC_HAS_PROCESS(Host);
-  Host(sc_core::sc_module_name name, unsigned node, const Params& params, NodeMemory memory);
+  Host(sc_core::sc_module_name name, unsigned node, const HostConfig& config, NodeMemory memory);
   void attach(LinkPort& port);  // the Root Complex end of this node's N link
 
   // The CPU's accesses, issued at the current simulated time.
@@ -81,7 +98,7 @@ class Host : public sc_core::sc_module, public LinkClient {
   uint64_t next_id() { return (static_cast<uint64_t>(node_) << 48) | next_tlp_id_++; }
 
   unsigned node_;
-  const Params& params_;
+  HostConfig config_;
   LinkPort* port_ = nullptr;
   Memory host_mem_, gpu_mem_;
   std::function<void(uint64_t, uint32_t)> write_observer_;

@@ -7,12 +7,12 @@
 
 namespace p2 {
 
-Peach2::Peach2(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const Params& params)
-    : sc_module(name), node_(node) {
-  router_ = std::make_unique<Router>("router", node, nnodes, params);
-  regs_ = std::make_unique<Registers>("regs", node, nnodes, params, *router_);
-  dmac_ = std::make_unique<Dmac>("dmac", node, nnodes, params, *router_, *regs_);
-  pio_ = std::make_unique<PioWindow>("pio", nnodes, params, *router_);
+Peach2::Peach2(sc_core::sc_module_name name, unsigned node, unsigned nnodes, ChipConfig config)
+    : sc_module(name), node_(node), config_(std::move(config)) {
+  router_ = std::make_unique<Router>("router", node, nnodes, config_);
+  regs_ = std::make_unique<Registers>("regs", node, nnodes, config_, *router_);
+  dmac_ = std::make_unique<Dmac>("dmac", node, nnodes, config_, *router_, *regs_);
+  pio_ = std::make_unique<PioWindow>("pio", nnodes, config_, *router_);
   regs_->set_dmac(dmac_.get());
   router_->attach_sink(Xbar::Regs, regs_.get());
   router_->attach_sink(Xbar::Dmac, dmac_.get());

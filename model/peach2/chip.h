@@ -12,7 +12,7 @@
 
 #include "peach2_hw.h"
 #include "pcie/link.h"
-#include "core/params.h"
+#include "peach2/config.h"
 
 namespace p2 {
 
@@ -23,7 +23,7 @@ class PioWindow;
 
 class Peach2 : public sc_core::sc_module {
  public:
-  Peach2(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const Params& params);
+  Peach2(sc_core::sc_module_name name, unsigned node, unsigned nnodes, ChipConfig config);
   ~Peach2() override;
 
   // Binds port `p` to a link end; the end's kind (RC/EP) becomes the port's mode.
@@ -43,6 +43,7 @@ class Peach2 : public sc_core::sc_module {
 
  private:
   unsigned node_;
+  ChipConfig config_;  // the units keep references into it
   std::unique_ptr<Registers> regs_;
   std::unique_ptr<Router> router_;
   std::unique_ptr<Dmac> dmac_;

@@ -23,16 +23,16 @@ bool in_memory_window(uint64_t addr, uint64_t len, unsigned* node) {
 
 }  // namespace
 
-Dmac::Dmac(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const Params& params,
+Dmac::Dmac(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const ChipConfig& config,
            Router& router, Registers& regs)
     : sc_module(name),
       node_(node),
       nnodes_(nnodes),
-      params_(params),
-      clock_(params),
+      config_(config.dmac),
+      clock_(config.chip_mhz),
       router_(router),
       regs_(regs),
-      tags_(static_cast<size_t>(params.dmac_max_reads)) {
+      tags_(config.dmac.max_reads) {
   SC_METHOD(run);
   sensitive << run_event_;
   dont_initialize();
@@ -115,8 +115,7 @@ void Dmac::begin_descriptor(unsigned c) {
     ch.desc = ch.slots[ch.next_slot++];
     ch.phase = Phase::Decode;
     decoding_.push(clock_.edge_at_or_after(sc_time_stamp()) +
-                       clock_.cycles(static_cast<uint64_t>(params_.dmac_reg_desc_cycles +
-                                                           params_.dmac_desc_cycles)),
+                       clock_.cycles(config_.reg_desc_cycles + config_.desc_cycles),
                    c);
     return;
   }
@@ -171,8 +170,7 @@ p2_error Dmac::validate(const p2_desc& d) const {
   // size (the same on every node) and refuses the descriptor instead.
   const bool gpu = p2_addr_window(d.dst) == P2_WIN_GPU;
   const uint64_t base = gpu ? P2_GPU_OFFSET : P2_HOST_OFFSET;
-  const uint64_t exposed = static_cast<uint64_t>(gpu ? params_.gpu_memory_bytes
-                                                     : params_.host_memory_bytes);
+  const uint64_t exposed = gpu ? config_.gpu_exposed_bytes : config_.host_exposed_bytes;
   const uint64_t last_off = p2_addr_offset(dst_last) - base;
   if (last_off >= exposed || d.length > exposed - last_off) return P2_ERR_DST_RANGE;
   return P2_OK;
@@ -248,7 +246,7 @@ void Dmac::run() {
       uint64_t src = d.src + ch.block * d.src_stride + ch.block_offset;
       uint64_t dst = d.dst + ch.block * d.dst_stride + ch.block_offset;
       uint64_t len = std::min<uint64_t>({d.length - ch.block_offset,
-                                         static_cast<uint64_t>(params_.max_read_request_bytes),
+                                         static_cast<uint64_t>(config_.max_read_request),
                                          bytes_to_request_boundary(src)});
       int tag = issue_read(c, Purpose::Data, src, static_cast<uint32_t>(len), dst);
       if (tag < 0) break;
@@ -290,7 +288,7 @@ void Dmac::accept(TlpPtr cpl) {
     free_tag(cpl->tag);
     ch.phase = Phase::Decode;
     decoding_.push(clock_.edge_at_or_after(sc_time_stamp()) +
-                       clock_.cycles(static_cast<uint64_t>(params_.dmac_desc_cycles)),
+                       clock_.cycles(config_.desc_cycles),
                    c);
     return;
   }
@@ -306,7 +304,7 @@ void Dmac::emit_writes(unsigned c) {
     if (t.received < t.length) break;
     ch.reads.erase(it);
     ++ch.written;
-    std::vector<Span> spans = split_write(t.dst, t.length, static_cast<uint32_t>(params_.max_payload_bytes));
+    std::vector<Span> spans = split_write(t.dst, t.length, config_.max_payload_to[p2_addr_node(t.dst)]);
     t.writes_pending = static_cast<unsigned>(spans.size());
     uint32_t offset = 0;
     for (const Span& s : spans) {

@@ -24,7 +24,7 @@
 #include "peach2/router.h"
 #include "peach2_hw.h"
 #include "core/clock.h"
-#include "core/params.h"
+#include "peach2/config.h"
 #include "core/timed_queue.h"
 
 namespace p2 {
@@ -38,7 +38,7 @@ struct DmacStats {
 class Dmac : public sc_core::sc_module, public TlpSink {
  public:
   SC_HAS_PROCESS(Dmac);
-  Dmac(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const Params& params,
+  Dmac(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const ChipConfig& config,
        Router& router, Registers& regs);
 
   uint64_t read_reg(unsigned channel, uint64_t reg) const;
@@ -96,7 +96,7 @@ class Dmac : public sc_core::sc_module, public TlpSink {
   p2_error validate(const p2_desc& d) const;
 
   unsigned node_, nnodes_;
-  const Params& params_;
+  const DmacConfig& config_;
   ChipClock clock_;
   Router& router_;
   Registers& regs_;

@@ -1,5 +1,6 @@
 #include "peach2/network.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <iomanip>
@@ -112,13 +113,29 @@ std::string Peach2Device::describe_memory_wait(uint64_t addr, uint64_t mask, uin
 
 // ---- The network -------------------------------------------------------------
 
+uint32_t Peach2Network::path_max_payload(const Topology& topo, const Params& params, unsigned from,
+                                         unsigned to) const {
+  // A write ends on the destination's N link; before that it crosses the
+  // cables its route takes.
+  uint32_t mps = LinkConfig(params).max_payload;
+  std::vector<unsigned> path = route_path(topo, routes_, from, to);
+  for (size_t h = 0; h + 1 < path.size(); ++h) {
+    const TopoLink* l = topo.link_at(PortRef{path[h], routes_[path[h]][to]});
+    if (l) mps = std::min(mps, LinkConfig(topo.link_params(*l, params)).max_payload);
+  }
+  return mps;
+}
+
 Peach2Network::Peach2Network(const Topology& topo, const Params& params, RoutingPolicy policy,
                              std::vector<std::unique_ptr<Host>>& hosts)
     : routes_(build_routes(topo, policy)) {
   const unsigned n = topo.nodes;
+  const LinkConfig slot(params);  // every host slot has the cluster-wide link values
   for (unsigned i = 0; i < n; ++i) {
     std::string node = "node" + std::to_string(i);
-    chips_.push_back(std::make_unique<Peach2>((node + "_peach2").c_str(), i, n, params));
+    ChipConfig config = ChipConfig::make(params, slot, n);
+    for (unsigned d = 0; d < n; ++d) config.dmac.max_payload_to[d] = path_max_payload(topo, params, i, d);
+    chips_.push_back(std::make_unique<Peach2>((node + "_peach2").c_str(), i, n, std::move(config)));
     // The N link sits in the host's slot: host side Root Complex, board side Endpoint.
     links_.push_back(std::make_unique<PcieLink>((node + "_slot").c_str(), LinkConfig(params),
                                                 LinkEndKind::RootComplex, LinkEndKind::Endpoint));

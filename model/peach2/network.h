@@ -58,6 +58,10 @@ class Peach2Network : public Network {
   std::vector<std::unique_ptr<PcieLink>> links_;
   std::vector<std::unique_ptr<Peach2Device>> devices_;
   std::vector<Host*> hosts_;
+
+  // The smallest max payload size on the route from one board to another's host.
+  uint32_t path_max_payload(const Topology& topo, const Params& params, unsigned from,
+                            unsigned to) const;
 };
 
 }  // namespace p2

@@ -4,9 +4,9 @@
 
 namespace p2 {
 
-PioWindow::PioWindow(sc_core::sc_module_name name, unsigned nnodes, const Params& params,
+PioWindow::PioWindow(sc_core::sc_module_name name, unsigned nnodes, const ChipConfig& config,
                      Router& router)
-    : sc_module(name), nnodes_(nnodes), params_(params), clock_(params), router_(router) {
+    : sc_module(name), nnodes_(nnodes), config_(config.pio), clock_(config.chip_mhz), router_(router) {
   SC_METHOD(on_translated);
   sensitive << stage_.event();
   dont_initialize();
@@ -14,7 +14,7 @@ PioWindow::PioWindow(sc_core::sc_module_name name, unsigned nnodes, const Params
 
 void PioWindow::accept(TlpPtr tlp) {
   sc_core::sc_time now = sc_core::sc_time_stamp();
-  stage_.push(now + clock_.cycles(static_cast<uint64_t>(params_.pio_translate_cycles)),
+  stage_.push(now + clock_.cycles(config_.translate_cycles),
               std::move(tlp));
 }
 

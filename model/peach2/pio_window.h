@@ -8,7 +8,7 @@
 
 #include "peach2/router.h"
 #include "core/clock.h"
-#include "core/params.h"
+#include "peach2/config.h"
 #include "core/timed_queue.h"
 
 namespace p2 {
@@ -16,7 +16,7 @@ namespace p2 {
 class PioWindow : public sc_core::sc_module, public TlpSink {
  public:
   SC_HAS_PROCESS(PioWindow);
-  PioWindow(sc_core::sc_module_name name, unsigned nnodes, const Params& params, Router& router);
+  PioWindow(sc_core::sc_module_name name, unsigned nnodes, const ChipConfig& config, Router& router);
   void accept(TlpPtr tlp) override;
   uint64_t stores() const { return stores_; }
   uint64_t dropped() const { return dropped_; }
@@ -24,7 +24,7 @@ class PioWindow : public sc_core::sc_module, public TlpSink {
  private:
   void on_translated();
   unsigned nnodes_;
-  const Params& params_;
+  const PioWindowConfig& config_;
   ChipClock clock_;
   Router& router_;
   TimedQueue<TlpPtr> stage_;

@@ -8,12 +8,12 @@
 namespace p2 {
 
 Registers::Registers(sc_core::sc_module_name name, unsigned node, unsigned nnodes,
-                     const Params& params, Router& router)
+                     const ChipConfig& config, Router& router)
     : sc_module(name),
       node_(node),
       nnodes_(nnodes),
-      params_(params),
-      clock_(params),
+      config_(config.registers),
+      clock_(config.chip_mhz),
       router_(router) {
   SC_METHOD(on_access_due);
   sensitive << accesses_.event();
@@ -106,7 +106,7 @@ void Registers::append_notification(uint64_t word) {
 
 void Registers::accept(TlpPtr tlp) {
   accesses_.push(sc_core::sc_time_stamp() +
-                     clock_.cycles(static_cast<uint64_t>(params_.reg_access_cycles)),
+                     clock_.cycles(config_.access_cycles),
                  std::move(tlp));
 }
 

@@ -21,7 +21,7 @@
 
 #include "peach2/router.h"
 #include "core/clock.h"
-#include "core/params.h"
+#include "peach2/config.h"
 #include "core/timed_queue.h"
 
 namespace p2 {
@@ -31,7 +31,7 @@ class Dmac;
 class Registers : public sc_core::sc_module, public TlpSink {
  public:
   SC_HAS_PROCESS(Registers);
-  Registers(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const Params& params,
+  Registers(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const ChipConfig& config,
             Router& router);
   void set_dmac(Dmac* dmac) { dmac_ = dmac; }
   void set_port_modes(uint64_t rc_mask) { port_modes_ = rc_mask; }
@@ -56,7 +56,7 @@ class Registers : public sc_core::sc_module, public TlpSink {
   void append_notification(uint64_t word);
 
   unsigned node_, nnodes_;
-  const Params& params_;
+  const RegistersConfig& config_;
   ChipClock clock_;
   Router& router_;
   Dmac* dmac_ = nullptr;

@@ -21,8 +21,8 @@ const char* xbar_name(Xbar x) {
   return "?";
 }
 
-Router::Router(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const Params& params)
-    : sc_module(name), node_(node), nnodes_(nnodes), params_(params), clock_(params) {
+Router::Router(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const ChipConfig& config)
+    : sc_module(name), node_(node), nnodes_(nnodes), config_(config.router), clock_(config.chip_mhz) {
   routes_.fill(P2_PORT_N);
   SC_METHOD(arbitrate);
   sensitive << arbitrate_event_;
@@ -35,7 +35,7 @@ Router::Router(sc_core::sc_module_name name, unsigned node, unsigned nnodes, con
 void Router::attach_link(p2_port p, LinkPort& end) {
   inputs_[p].link = &end;
   outputs_[p].link = &end;
-  end.attach(this, static_cast<size_t>(params_.output_queue_tlps));
+  end.attach(this, static_cast<size_t>(config_.output_queue_tlps));
 }
 
 void Router::attach_sink(Xbar x, TlpSink* sink) { outputs_[static_cast<int>(x)].sink = sink; }
@@ -98,7 +98,7 @@ Xbar Router::head_output(Xbar in) const {
 bool Router::has_room(const Output& out) const {
   if (!out.link) return true;  // internal units take whatever arrives
   return out.pipeline.size() + out.link->tx_queued() <
-         static_cast<size_t>(params_.output_queue_tlps);
+         static_cast<size_t>(config_.output_queue_tlps);
 }
 
 void Router::answer_unsupported(const Tlp& read) {
@@ -170,8 +170,7 @@ void Router::arbitrate() {
     if (forward_listener_[chosen]) forward_listener_[chosen](*tlp);
 
     uint32_t bytes = tlp->header_bytes() + tlp->payload_bytes();
-    uint64_t xfer = (bytes + static_cast<uint32_t>(params_.datapath_bytes) - 1) /
-                    static_cast<uint32_t>(params_.datapath_bytes);
+    uint64_t xfer = (bytes + config_.datapath_bytes - 1) / config_.datapath_bytes;
     sc_time busy = clock_.cycles(xfer);
     in.free = now + busy;
     out.free = now + busy;
@@ -179,7 +178,7 @@ void Router::arbitrate() {
     ++stats_.tlps_out[o];
     stats_.bytes_out[o] += tlp->payload_bytes();
     out.next_input = (chosen + 1) % kXbarPorts;
-    out.pipeline.push(now + clock_.cycles(static_cast<uint64_t>(params_.route_pipeline_cycles) + xfer),
+    out.pipeline.push(now + clock_.cycles(config_.route_pipeline_cycles + xfer),
                       std::move(tlp));
     want_wake(out.free);
     if (!in.queue.empty()) want_wake(in.free);

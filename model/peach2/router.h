@@ -19,7 +19,7 @@
 #include "peach2_hw.h"
 #include "pcie/link.h"
 #include "core/clock.h"
-#include "core/params.h"
+#include "peach2/config.h"
 #include "core/timed_queue.h"
 
 namespace p2 {
@@ -48,7 +48,7 @@ struct RouterStats {
 class Router : public sc_core::sc_module, public LinkClient {
  public:
   SC_HAS_PROCESS(Router);
-  Router(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const Params& params);
+  Router(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const ChipConfig& config);
 
   void attach_link(p2_port p, LinkPort& end);
   void attach_sink(Xbar x, TlpSink* sink);
@@ -97,7 +97,7 @@ class Router : public sc_core::sc_module, public LinkClient {
   void answer_unsupported(const Tlp& read);
 
   unsigned node_, nnodes_;
-  const Params& params_;
+  const RouterConfig& config_;
   ChipClock clock_;
   std::array<Input, kXbarPorts> inputs_;
   std::array<Output, kXbarPorts> outputs_;

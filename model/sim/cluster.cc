@@ -49,7 +49,8 @@ Cluster::Cluster(const Topology& topo, const Params& params, RoutingPolicy polic
   }
   for (unsigned i = 0; i < n; ++i)
     hosts_.push_back(std::make_unique<Host>(("node" + std::to_string(i) + "_host").c_str(), i,
-                                            params_, memory[i]));
+                                            HostConfig::make(params_, LinkConfig(params_)),
+                                            memory[i]));
   // One network per `device` line; a new device type adds its case here.
   for (const TopoDevice& d : topo.devices) {
     if (d.kind == "peach2")

@@ -1,13 +1,17 @@
 #include "sim/frontend.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <sstream>
 
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 
@@ -59,6 +63,11 @@ Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& r
   }
 }
 
+Frontend::~Frontend() {
+  for (Rank& r : ranks_)
+    if (r.cpu_fd >= 0) close(r.cpu_fd);
+}
+
 uint64_t Frontend::now_ps() const { return sc_core::sc_time_stamp().value(); }
 
 // ---- Ranks ---------------------------------------------------------------
@@ -72,7 +81,14 @@ void Frontend::poll_ranks() {
     if (!r.attached && p2_ld(&r.channel->state) >= P2_RANK_ATTACHED) {
       r.attached = true;
       r.pid = p2_ld(&r.channel->pid);
-      if (clock_ == P2_CLOCK_CPU) r.cpu_clock_ok = clock_getcpuclockid(r.pid, &r.cpu_clock) == 0;
+      if (clock_ == P2_CLOCK_CPU) {
+        // Another process's thread clock cannot be read with clock_gettime;
+        // its scheduler statistics can (they lag a running thread by up to a
+        // tick, which only holds simulated time back, never runs it ahead).
+        std::string path = "/proc/" + std::to_string(r.pid) + "/task/" +
+                           std::to_string(p2_ld(&r.channel->tid)) + "/schedstat";
+        r.cpu_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      }
     }
     while (const p2_chan_req* in = p2_chan_peek(r.channel)) {
       Request q;
@@ -133,18 +149,30 @@ uint64_t Frontend::horizon(Rank& r) const {
   if (clock_ == P2_CLOCK_MODEL) return std::max<uint64_t>(h, static_cast<uint64_t>(pub));
   // --clock=cpu: the rank published clock minus CPU time; its clock now is that
   // plus the CPU time it has consumed so far.
-  struct timespec ts;
-  if (!r.cpu_clock_ok || clock_gettime(r.cpu_clock, &ts) != 0) return h;
-  int64_t cpu_ps = static_cast<int64_t>(ts.tv_sec) * 1000000000000LL +
-                   static_cast<int64_t>(ts.tv_nsec) * 1000LL;
+  char buf[96];
+  ssize_t n = r.cpu_fd >= 0 ? pread(r.cpu_fd, buf, sizeof buf - 1, 0) : -1;
+  if (n <= 0) return h;
+  buf[n] = '\0';
+  int64_t cpu_ps = static_cast<int64_t>(std::strtoull(buf, nullptr, 10)) * 1000LL;
   int64_t clock = pub + cpu_ps;
   return clock > 0 ? std::max<uint64_t>(h, static_cast<uint64_t>(clock)) : h;
 }
 
+bool Frontend::in_world_collective(const Rank& r) const {
+  return r.attached && !r.done && p2_ld(&r.channel->in_collective) != 0;
+}
+
 Frontend::Key Frontend::min_running_horizon() {
+  // A rank inside an MPI collective over every rank (mpi_clock.c) leaves it
+  // no earlier than the entry of any rank still outside; while one is, the
+  // rank inside holds nothing back.
+  bool someone_outside = false;
+  for (const Rank& r : ranks_)
+    if (!r.done && !in_world_collective(r)) someone_outside = true;
   Key best{kNever, ~0u};
   for (Rank& r : ranks_) {
     if (!running(r)) continue;
+    if (someone_outside && in_world_collective(r)) continue;
     Key k{r.attached ? horizon(r) : 0, r.index};
     if (k < best) best = k;
   }
@@ -519,6 +547,9 @@ void Frontend::print_ranks(std::ostream& out) const {
           << us(r.queue.back().stamp) << ")";
     else if (!r.attached)
       out << "not attached to the simulator yet";
+    else if (in_world_collective(r))
+      out << "in " << std::string(r.channel->mpi_call, strnlen(r.channel->mpi_call, sizeof r.channel->mpi_call))
+          << " over every rank, clock " << us(horizon(const_cast<Rank&>(r)));
     else
       out << "running, clock at least " << us(horizon(const_cast<Rank&>(r)));
     out << "\n";

@@ -59,6 +59,10 @@ class Frontend {
   Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& rank_node,
            p2_clock_mode clock, Flags flags);
 
+  ~Frontend();
+  Frontend(const Frontend&) = delete;
+  Frontend& operator=(const Frontend&) = delete;
+
   // Serves the ranks until every one is done (then runs the model's remaining
   // activity to its end) and returns 0; kDeadlockStatus on a deadlock; or
   // 128 + signal when stopped.
@@ -81,8 +85,7 @@ class Frontend {
     bool attached = false, reaped = false, done = false;
     uint64_t done_at = 0;
     pid_t pid = 0;
-    bool cpu_clock_ok = false;
-    clockid_t cpu_clock{};
+    int cpu_fd = -1;  // --clock=cpu: /proc/PID/task/TID/schedstat of the program's thread
     std::deque<Request> queue;  // drained from the ring, not yet executed
     uint64_t last_stamp = 0;    // stamps arrive nondecreasing
     uint64_t answer_floor = 0;  // the rank's clock is at least this after an answer
@@ -100,6 +103,7 @@ class Frontend {
   void poll_ranks();
   bool blocked(const Rank& r) const;
   bool running(const Rank& r) const { return !r.done && !blocked(r); }
+  bool in_world_collective(const Rank& r) const;
   uint64_t horizon(Rank& r) const;
   Key min_running_horizon();
   Rank* next_request();

@@ -446,14 +446,14 @@ void validate_config(const Params& params, const std::string& params_file, const
     const std::string what = "cable " + port_ref_name(l.a) + " - " + port_ref_name(l.b) + ": ";
     const int line = l.set_line ? l.set_line : l.line;  // the last line that set its parameters
     check_link_credits(lp, topo_file, line, what);
-    // The DMAC splits its writes, and the CPU its PIO stores, by the
-    // cluster-wide max payload; those TLPs cross every cable unchanged.
-    if (lp.max_payload_bytes < params.max_payload_bytes)
+    // Units split what they send by the links on its way (the DMAC by the
+    // smallest MPS on its route); a CPU's PIO store, though, is one TLP
+    // whatever cable it crosses.
+    if (lp.max_payload_bytes < params.pio_store_bytes)
       throw ConfigError(topo_file, line,
                         what + "max_payload_bytes = " + format_param_value(lp.max_payload_bytes) +
-                            " is below the cluster-wide max_payload_bytes = " +
-                            format_param_value(params.max_payload_bytes) + " (" + global_from +
-                            "), by which the DMAC sizes the writes that cross every cable");
+                            " is below pio_store_bytes = " + format_param_value(params.pio_store_bytes) +
+                            " (" + global_from + "): a PIO store crosses every cable as one TLP");
   }
 }
 

@@ -85,6 +85,7 @@ static const uint8_t *own_slot(const p2_dev *dev, unsigned bank, unsigned rank)
 
 tcaresult p2_exchange(const void *mine, void *all, size_t bytes)
 {
+    P2_API_CALL();
     tcaresult r = tcaInit();
     if (r != TCA_SUCCESS)
         return r;
@@ -146,6 +147,7 @@ tcaresult p2_exchange(const void *mine, void *all, size_t bytes)
 
 tcaresult p2_exchange_barrier(void)
 {
+    P2_API_CALL();
     /* Any 8 bytes will do: the exchange returns only once every rank has
      * posted its slot, i.e. has entered the barrier. */
     uint64_t token = 0, tokens[P2_MAX_NODES];

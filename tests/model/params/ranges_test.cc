@@ -250,15 +250,13 @@ TEST(ParamChecks, PerLinkOverridesAreRangeChecked) {
   EXPECT_EQ(topo_error("ring 4 cable_m=2.5 max_payload_bytes=512\n"), "");
 }
 
-TEST(ParamChecks, CableBelowTheClusterWideMaxPayload) {
-  // The DMAC splits writes by the cluster-wide MPS; a cable with a smaller
-  // one used to fail mid-run with an uncaught exception.
-  EXPECT_EQ(topo_error("ring 4\nset 0.E max_payload_bytes=128\n"),
-            "T:2: cable 1.W - 0.E: max_payload_bytes = 128 is below the cluster-wide max_payload_bytes = "
-            "256 (the default), by which the DMAC sizes the writes that cross every cable");
-  EXPECT_EQ(topo_error("nodes 2\nlink 0.E 1.W max_payload_bytes=256\n", "max_payload_bytes = 512\n"),
-            "T:2: cable 1.W - 0.E: max_payload_bytes = 256 is below the cluster-wide max_payload_bytes = "
-            "512 (from P), by which the DMAC sizes the writes that cross every cable");
+TEST(ParamChecks, CableMaxPayloadAndPioStores) {
+  // A cable may have a smaller MPS than the rest: the DMAC splits by its route.
+  EXPECT_EQ(topo_error("ring 4\nset 0.E max_payload_bytes=128\n"), "");
+  // A PIO store is one TLP on every cable it crosses.
+  EXPECT_EQ(topo_error("ring 4\nset 0.E max_payload_bytes=128\n", "pio_store_bytes = 256\n"),
+            "T:2: cable 1.W - 0.E: max_payload_bytes = 128 is below pio_store_bytes = 256 (from P): "
+            "a PIO store crosses every cable as one TLP");
   EXPECT_EQ(topo_error("ring 4 max_payload_bytes=128\n", "max_payload_bytes = 128\n"), "");
 }
 

@@ -41,7 +41,7 @@ TEST(Pio, StoresAreSpacedByTheCpuStoreTime) {
     // idle); the boards see them on their clock grid, so up to a cycle later.
     sc_time spacing(7 * p.pio_store_ns, sc_core::SC_NS);
     EXPECT_GE(eight - single, spacing);
-    EXPECT_LT(eight - single, spacing + ChipClock(p).period());
+    EXPECT_LT(eight - single, spacing + ChipClock(p.chip_mhz).period());
   });
 }
 
@@ -51,6 +51,25 @@ TEST(Pio, StoresPastTheLastNodeAreDropped) {
     d.cluster().host(0).pio_write(p2_node_base(0) + P2_PIO_OFFSET + p2_pio_offset(5, 0), v, 8);
     d.wait_until([&] { return d.cluster().chip(0).pio().dropped() == 1; });
     EXPECT_EQ(d.cluster().host(1).stats().writes, 0u);
+  });
+}
+
+// Regression: a store that starts inside node 1's PIO span and runs over its
+// end (offset + length past P2_PIO_NODE_SPAN) is dropped and counted, not
+// sent to node 1 past what PIO may reach there. A store inside the span,
+// sent after it, still lands.
+TEST(Pio, StoreRunningOverTheEndOfANodesSpanIsDropped) {
+  with_cluster(make_ring(2), Params{}, [](Driver& d) {
+    uint8_t v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const uint64_t window = p2_node_base(0) + P2_PIO_OFFSET;
+    d.cluster().host(0).pio_write(window + p2_pio_offset(1, P2_PIO_NODE_SPAN - 4), v, 8);
+    d.cluster().host(0).pio_write(window + p2_pio_offset(1, 0x100), v, 8);
+    Host& h1 = d.cluster().host(1);
+    d.wait_until([&] { return h1.stats().writes == 1; });
+    EXPECT_EQ(d.cluster().chip(0).pio().dropped(), 1u);
+    EXPECT_EQ(d.cluster().chip(0).pio().stores(), 1u);
+    EXPECT_EQ(h1.stats().write_bytes, 8u);
+    EXPECT_EQ(0, std::memcmp(d.mem(host_addr(1, 0x100), 8), v, 8));
   });
 }
 
