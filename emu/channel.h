@@ -187,6 +187,12 @@ typedef struct p2_job {
      * rank runtime charges for library calls and CPU accesses to devices */
     uint64_t lib_call_ps, cpu_mmio_write_ps, pio_store_ps, poll_detect_ps;
     uint64_t pio_store_bytes;
+    /* More RANK-scope parameters: the computation the collectives charge
+     * (gpu_kernel in ps, rates in bytes per second), and the path's rates the
+     * collectives' cost model reads (from the LINK and HOST parameters) */
+    uint64_t gpu_kernel_ps;
+    double host_memcpy_Bps, host_reduce_Bps, gpu_reduce_Bps;
+    double link_payload_Bps, host_read_Bps, gpu_read_Bps;
 
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;

@@ -253,6 +253,18 @@ int sc_main(int argc, char** argv) {
   job->pio_store_ps = ns_to_ps(params.pio_store_ns);
   job->poll_detect_ps = ns_to_ps(params.poll_detect_ns);
   job->pio_store_bytes = static_cast<uint64_t>(params.pio_store_bytes);
+  job->gpu_kernel_ps = ns_to_ps(params.gpu_kernel_ns);
+  job->host_memcpy_Bps = params.host_memcpy_gbps * 1e9;
+  job->host_reduce_Bps = params.host_reduce_gbps * 1e9;
+  job->gpu_reduce_Bps = params.gpu_reduce_gbps * 1e9;
+  // A link's payload rate with MPS-sized TLPs (4-DW headers: the cluster's bus
+  // addresses are above 4 GiB), for the collectives' cost model; the model
+  // itself serialises every TLP (pcie/link.h).
+  job->link_payload_Bps = params.pcie_lanes * params.pcie_gtps * params.pcie_encoding / 8.0 *
+                          1e9 * params.max_payload_bytes /
+                          (params.max_payload_bytes + params.tlp_framing_bytes + 16.0);
+  job->host_read_Bps = params.host_read_gbps * 1e9;
+  job->gpu_read_Bps = params.gpu_read_gbps * 1e9;
   p2_st_sc(&job->sim_pid, static_cast<int32_t>(getpid()));
   p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_READY));
   p2_futex_wake(&job->sim_state, INT_MAX);

@@ -45,4 +45,4 @@ static tcaresult run(coll_plan *p)
 }
 
 const coll_algorithm coll_allgather_ring = {COLL_ALLGATHER, "ring", eligible, cost, scratch,
-                                            run};
+                                            run, 0};

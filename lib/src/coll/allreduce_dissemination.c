@@ -163,6 +163,6 @@ static tcaresult run_dma(coll_plan *p) { return run_any(p, 0); }
 static tcaresult run_pio(coll_plan *p) { return run_any(p, 1); }
 
 const coll_algorithm coll_allreduce_dissemination = {
-    COLL_ALLREDUCE, "dissemination", eligible_dma, cost_dma, scratch_dma, run_dma};
+    COLL_ALLREDUCE, "dissemination", eligible_dma, cost_dma, scratch_dma, run_dma, 0};
 const coll_algorithm coll_allreduce_dissemination_pio = {
-    COLL_ALLREDUCE, "dissemination_pio", eligible_pio, cost_pio, scratch_pio, run_pio};
+    COLL_ALLREDUCE, "dissemination_pio", eligible_pio, cost_pio, scratch_pio, run_pio, 0};

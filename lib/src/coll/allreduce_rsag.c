@@ -92,4 +92,4 @@ static tcaresult run(coll_plan *p)
 }
 
 const coll_algorithm coll_allreduce_rsag = {COLL_ALLREDUCE, "rsag", eligible, cost, scratch,
-                                            run};
+                                            run, 0};

@@ -143,6 +143,12 @@ tcaresult coll_local_copy(coll_plan *p, coll_source dst, size_t dst_off, coll_so
  * modelled cost (host or GPU kernel, coll_select.c's table). */
 tcaresult coll_reduce_local(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
                             size_t src_off, size_t count);
+/* One GPU kernel: dst = block[0] op block[1] op ... op block[n-1], blocks of
+ * `count` elements at src + src_off + i * stride. Charged once as a kernel
+ * (gpu_kernel_ns + the bytes reduced / gpu_reduce_gbps); in emulation the
+ * reduction is computed on the host, so results are exact. */
+tcaresult coll_reduce_kernel(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                             size_t src_off, size_t stride, int n, size_t count);
 /* The address of a local buffer + off (NULL-safe for 0-sized buffers). */
 uint8_t *coll_ptr(coll_plan *p, coll_source which, size_t off);
 /* Barrier tokens (dissemination barrier): flag word `step` of bank
@@ -168,7 +174,10 @@ typedef struct coll_cost_params {
     double memcpy_Bps, reduce_cpu_Bps;
     double gpu_kernel_s, reduce_gpu_Bps;
 } coll_cost_params;
-extern const coll_cost_params coll_cost;
+/* Filled from the rank runtime (the model's parameters) when the world
+ * communicator is set up; coll_select.c says where each figure comes from. */
+extern coll_cost_params coll_cost;
+void coll_cost_load(void);
 
 struct coll_algorithm {
     coll_kind kind;
@@ -181,10 +190,12 @@ struct coll_algorithm {
     size_t (*scratch)(const coll_plan *p);
     /* Runs the algorithm (also in the dry pass: transfers only recorded). */
     tcaresult (*run)(coll_plan *p);
+    /* Its scratch is GPU memory (else host memory). */
+    int scratch_gpu;
 };
 
 extern const coll_algorithm coll_barrier_dissemination, coll_bcast_binomial,
-    coll_scatter_linear, coll_gather_linear, coll_reduce_gather,
+    coll_scatter_linear, coll_gather_linear, coll_reduce_gather, coll_reduce_gather_gpu,
     coll_allgather_recursive_doubling, coll_allgather_ring, coll_allgather_bruck,
     coll_allreduce_dissemination, coll_allreduce_dissemination_pio, coll_allreduce_rsag;
 

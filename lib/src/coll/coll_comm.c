@@ -65,6 +65,7 @@ tcaresult coll_comm_get(p2_comm_t comm, p2_comm_t *out)
 {
     if (comm == P2_COMM_WORLD && !comm->ready) {
         COLL_TRY(tcaInit());
+        coll_cost_load();
         int size = p2_size();
         if (size <= 0 || size > P2_COLL_MAX_RANKS)
             return TCA_ERROR_DEVICE;
@@ -225,7 +226,7 @@ static void plan_release(coll_plan *p)
     if (p->scratch.ptr) {
         if (p->scratch.h.check)
             tcaDestroyHandle(&p->scratch.h);
-        tcaFree(p->scratch.ptr, tcaMemoryCPU);
+        tcaFree(p->scratch.ptr, p->scratch.gpu ? tcaMemoryGPU : tcaMemoryCPU);
     }
     free(p->peer);
     memset(p, 0, sizeof *p);
@@ -301,11 +302,14 @@ static tcaresult plan_local(coll_plan *p, const void *sendbuf, void *recvbuf)
     size_t sb = p->algo->scratch(p);
     if (sb) {
         void *s = NULL;
-        COLL_TRY(tcaMalloc(&s, sb, tcaMemoryCPU));
-        memset(s, 0, sb);
+        tcaMemoryKind mk = p->algo->scratch_gpu ? tcaMemoryGPU : tcaMemoryCPU;
+        COLL_TRY(tcaMalloc(&s, sb, mk));
         p->scratch.ptr = s;
         p->scratch.bytes = sb;
-        COLL_TRY(tcaCreateHandle(&p->scratch.h, s, sb, tcaMemoryCPU));
+        p->scratch.gpu = mk == tcaMemoryGPU;
+        if (!p->scratch.gpu)
+            memset(s, 0, sb);
+        COLL_TRY(tcaCreateHandle(&p->scratch.h, s, sb, mk));
     }
     if (k == COLL_BARRIER || b) {
         p->dry = 1;

@@ -37,12 +37,16 @@ tcaresult coll_op_check(tcaDataType type, tcaOp op)
     return TCA_SUCCESS;
 }
 
-#define ARITH(T)                                                                         \
+/* Integer sums and products are computed in an unsigned type of at least the
+ * operand's width (U), so that they wrap modulo 2^bits as the hardware does
+ * instead of overflowing signed arithmetic (undefined in C; unsigned short
+ * operands would even be promoted to int and overflow there). */
+#define ARITH(T, U)                                                                      \
     static void reduce_##T##_arith(T *d, const T *s, size_t n, tcaOp op)                 \
     {                                                                                    \
         switch (op) {                                                                    \
-        case TCA_OP_SUM: for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] + s[i]); break;  \
-        case TCA_OP_PROD: for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] * s[i]); break; \
+        case TCA_OP_SUM: for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] + (U)s[i]); break; \
+        case TCA_OP_PROD: for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] * (U)s[i]); break; \
         case TCA_OP_MAX: for (size_t i = 0; i < n; i++) if (s[i] > d[i]) d[i] = s[i]; break; \
         case TCA_OP_MIN: for (size_t i = 0; i < n; i++) if (s[i] < d[i]) d[i] = s[i]; break; \
         case TCA_OP_LAND: for (size_t i = 0; i < n; i++) d[i] = (T)((d[i] != 0) && (s[i] != 0)); break; \
@@ -71,20 +75,20 @@ typedef long long llong;
 typedef unsigned long long ullong;
 typedef long double ldouble;
 
-ARITH(char) BITS(char)
-ARITH(schar) BITS(schar)
-ARITH(uchar) BITS(uchar)
-ARITH(short) BITS(short)
-ARITH(ushort) BITS(ushort)
-ARITH(int) BITS(int)
-ARITH(uint) BITS(uint)
-ARITH(long) BITS(long)
-ARITH(ulong) BITS(ulong)
-ARITH(llong) BITS(llong)
-ARITH(ullong) BITS(ullong)
-ARITH(float)
-ARITH(double)
-ARITH(ldouble)
+ARITH(char, unsigned) BITS(char)
+ARITH(schar, unsigned) BITS(schar)
+ARITH(uchar, unsigned) BITS(uchar)
+ARITH(short, unsigned) BITS(short)
+ARITH(ushort, unsigned) BITS(ushort)
+ARITH(int, unsigned) BITS(int)
+ARITH(uint, unsigned) BITS(uint)
+ARITH(long, ulong) BITS(long)
+ARITH(ulong, ulong) BITS(ulong)
+ARITH(llong, ullong) BITS(llong)
+ARITH(ullong, ullong) BITS(ullong)
+ARITH(float, float)
+ARITH(double, double)
+ARITH(ldouble, ldouble)
 
 void coll_reduce_apply(void *dst, const void *src, size_t n, tcaDataType type, tcaOp op)
 {

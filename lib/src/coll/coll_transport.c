@@ -208,6 +208,20 @@ tcaresult coll_reduce_local(coll_plan *p, coll_source dst, size_t dst_off, coll_
     return TCA_SUCCESS;
 }
 
+tcaresult coll_reduce_kernel(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                             size_t src_off, size_t stride, int n, size_t count)
+{
+    if (p->dry || count == 0 || n < 1)
+        return TCA_SUCCESS;
+    uint8_t *d = buf_of(p, dst)->ptr + dst_off, *s = buf_of(p, src)->ptr + src_off;
+    memmove(d, s, count * p->esize);
+    for (int i = 1; i < n; i++)
+        coll_reduce_apply(d, s + (size_t)i * stride, count, p->type, p->op);
+    p2_compute(coll_cost.gpu_kernel_s +
+               (double)(n - 1) * (double)(count * p->esize) / coll_cost.reduce_gpu_Bps);
+    return TCA_SUCCESS;
+}
+
 static size_t barrier_word(uint64_t seq, int step)
 {
     return COLL_MB_BARRIER + 8u * ((size_t)(seq % 2u) * COLL_BARRIER_STEPS + (size_t)step);

@@ -364,6 +364,13 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->bar_store_ps = job->pio_store_ps;
     r->bar_store_bytes = job->pio_store_bytes ? job->pio_store_bytes : 1;
     r->poll_detect_ps = job->poll_detect_ps;
+    r->gpu_kernel_ps = job->gpu_kernel_ps;
+    r->host_memcpy_Bps = job->host_memcpy_Bps;
+    r->host_reduce_Bps = job->host_reduce_Bps;
+    r->gpu_reduce_Bps = job->gpu_reduce_Bps;
+    r->link_payload_Bps = job->link_payload_Bps;
+    r->host_read_Bps = job->host_read_Bps;
+    r->gpu_read_Bps = job->gpu_read_Bps;
     s->job = job;
     s->channel = ch;
     s->clock_mode = (p2_clock_mode)job->clock_mode;
