@@ -193,6 +193,9 @@ typedef struct p2_job {
     uint64_t gpu_kernel_ps;
     double host_memcpy_Bps, host_reduce_Bps, gpu_reduce_Bps;
     double link_payload_Bps, host_read_Bps, gpu_read_Bps;
+    /* Cables between rank i's board and rank j's on the shortest path (255:
+     * unreachable or farther), for the collectives' cost model */
+    uint8_t rank_hops[P2_JOB_MAX_RANKS][P2_JOB_MAX_RANKS];
 
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;

@@ -201,6 +201,10 @@ int sc_main(int argc, char** argv) {
                                   std::to_string(topo.nodes) + " nodes");
       rank_node = p2::identity_mapping(nranks);
     }
+    for (unsigned r = 0; r < nranks; r++)
+      for (unsigned q = 0; q < nranks; q++)
+        job->rank_hops[r][q] =
+            static_cast<uint8_t>(std::min(topo.hop_distance(rank_node[r], rank_node[q]), 255u));
     if (!opt.stats.empty()) {
       stats.open(opt.stats);
       if (!stats) throw p2::ConfigError("--stats", 0, "cannot write '" + opt.stats + "': " +

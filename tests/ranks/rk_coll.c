@@ -6,15 +6,24 @@
  *                            (default 300) ints, roots 0 and size-1, CPU
  *                            buffers, blocking and persistent (3 runs);
  *                            GPU buffers for one count
- *   rk_coll types            allreduce and reduce: every type x op pair
- *                            (exact: small integer values), refusals
+ *   rk_coll types            allreduce and reduce, every algorithm: every
+ *                            type x op pair (exact: small integer values),
+ *                            refusals
+ *   rk_coll floats           allreduce and reduce, every algorithm: random
+ *                            float/double/long double data, within the
+ *                            rounding bound of the reduction order
+ *   rk_coll rules FILE       the choice: cost model defaults, a rules file,
+ *                            the environment variable above the rules
+ *   rk_coll badrules FILE    a bad rules file: every rank refused alike
  *   rk_coll persistent       allreduce and allgather requests reused 100 times
  *   rk_coll errors           bad input: the same status on every rank
  *   rk_coll big              1 MB allgather / allreduce / bcast, each algorithm
  *   rk_coll golden           simulated times of a few cases (p2_wtime deltas)
  *   rk_coll subcomm          collectives on the even ranks
  */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +150,7 @@ static void check(kind c, const char *algo, const int *recv, size_t n, int root,
 }
 
 static const char *algos[][4] = {
-    {"dissemination"}, {"binomial"}, {"linear"}, {"linear"}, {"gather"},
+    {"dissemination"}, {"binomial"}, {"linear"}, {"linear"}, {"gather", "gather_gpu"},
     {"recursive_doubling", "bruck", "ring"},
     {"dissemination_pio", "dissemination", "rsag"}};
 
@@ -261,10 +270,20 @@ static void types(void)
                 default: memcpy(slot, &x, es); break; /* little endian */
                 }
             }
-            for (int which = 0; which < 2; which++) {
+            static const struct { int reduce; const char *env, *algo; } runs[] = {
+                {0, "P2_COLL_ALLREDUCE", "dissemination_pio"},
+                {0, "P2_COLL_ALLREDUCE", "dissemination"},
+                {0, "P2_COLL_ALLREDUCE", "rsag"},
+                {1, "P2_COLL_REDUCE", "gather"},
+                {1, "P2_COLL_REDUCE", "gather_gpu"}};
+            for (size_t ri = 0; ri < sizeof runs / sizeof runs[0]; ri++) {
+                int which = runs[ri].reduce;
                 memset(out, 0, n * 16);
-                tcaresult r = which ? p2_reduce(in, out, n, ts[t], (tcaOp)op, 0, P2_COMM_WORLD)
+                setenv(runs[ri].env, runs[ri].algo, 1);
+                int root = (int)(ri + t) % size;
+                tcaresult r = which ? p2_reduce(in, out, n, ts[t], (tcaOp)op, root, P2_COMM_WORLD)
                                     : p2_allreduce(in, out, n, ts[t], (tcaOp)op, P2_COMM_WORLD);
+                unsetenv(runs[ri].env);
                 tcaresult expect = (op == TCA_OP_NOOP || (fl && bitwise)) ? TCA_ERROR_NOT_SUPPORTED
                                                                           : TCA_SUCCESS;
                 if (r != expect) {
@@ -278,7 +297,7 @@ static void types(void)
                     continue;
                 }
                 pairs++;
-                if (which && rank != 0)
+                if (which && rank != root)
                     continue;
                 for (size_t i = 0; i < n && size > 1; i++) {
                     unsigned char *slot = (unsigned char *)out + i * es;
@@ -290,13 +309,175 @@ static void types(void)
                     default: { long long v = 0; memcpy(&v, slot, es); got = (long double)v; break; }
                     }
                     if (got != want[i] && failures++ < 10)
-                        fprintf(stderr, "rank %d: type %#x op %d element %zu: %Lg, want %Lg\n",
-                                rank, ts[t], op, i, got, want[i]);
+                        fprintf(stderr, "rank %d: %s type %#x op %d element %zu: %Lg, want %Lg\n",
+                                rank, runs[ri].algo, ts[t], op, i, got, want[i]);
                 }
             }
         }
     printf("rank %d: types: %d pairs reduced, %d refused, %s\n", rank, pairs, refused,
            failures ? "WRONG" : "all right");
+}
+
+/* Rank q's element i: a pseudo-random value in (-1, 1), the same on every
+ * rank (so each can compute the exact reduction). */
+static long double frand(int q, size_t i)
+{
+    uint64_t x = ((uint64_t)q << 32 | i) * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 32;
+    return (long double)(x >> 11) / (long double)(1ull << 53) * 2.0L - 1.0L;
+}
+
+/* Floating allreduce and reduce, every algorithm, sum, max and min: the
+ * result within the bound of any summation order, (p - 1) u sum |x_q| (u the
+ * type's unit roundoff, plus the inputs' own rounding to the type), and max
+ * and min exact. Counts 1 and 251 (rsag's uneven chunks). */
+static void floats(void)
+{
+    tcaDataType ts[] = {TCA_FLOAT, TCA_DOUBLE, TCA_LONG_DOUBLE};
+    long double eps[] = {FLT_EPSILON / 2, DBL_EPSILON / 2, LDBL_EPSILON / 2};
+    tcaOp ops[] = {TCA_OP_SUM, TCA_OP_MAX, TCA_OP_MIN};
+    static const struct { int reduce; const char *env, *algo; } runs[] = {
+        {0, "P2_COLL_ALLREDUCE", "dissemination_pio"}, {0, "P2_COLL_ALLREDUCE", "dissemination"},
+        {0, "P2_COLL_ALLREDUCE", "rsag"}, {1, "P2_COLL_REDUCE", "gather"},
+        {1, "P2_COLL_REDUCE", "gather_gpu"}};
+    /* 251: odd, and at most 4 KiB, so that forcing the long-path algorithms
+     * stays within what a ring of 8 boards holds (coll.h, COLL_LONG_PATH_SAFE_BYTES). */
+    size_t counts[] = {1, 251};
+    int done = 0;
+    for (size_t t = 0; t < 3; t++)
+        for (size_t ci = 0; ci < 2; ci++) {
+            size_t n = counts[ci], es = TCA_TYPE_SIZE(ts[t]);
+            for (size_t oi = 0; oi < 3; oi++)
+                for (size_t ri = 0; ri < sizeof runs / sizeof runs[0]; ri++) {
+                    if (!runs[ri].reduce && strcmp(runs[ri].algo, "dissemination_pio") == 0 &&
+                        n * es > 240)
+                        continue;
+                    tcaMemoryKind mk = ri % 2 ? tcaMemoryGPU : tcaMemoryCPU;
+                    unsigned char *in = alloc(n * es, mk), *out = alloc(n * es, mk);
+                    for (size_t i = 0; i < n; i++) {
+                        long double v = frand(rank, i);
+                        if (ts[t] == TCA_FLOAT) { float f = (float)v; memcpy(in + i * es, &f, es); }
+                        else if (ts[t] == TCA_DOUBLE) { double d = (double)v; memcpy(in + i * es, &d, es); }
+                        else memcpy(in + i * es, &v, es);
+                    }
+                    int root = (int)(oi + ri) % size;
+                    setenv(runs[ri].env, runs[ri].algo, 1);
+                    CHECK(runs[ri].reduce
+                              ? p2_reduce(in, out, n, ts[t], ops[oi], root, P2_COMM_WORLD)
+                              : p2_allreduce(in, out, n, ts[t], ops[oi], P2_COMM_WORLD));
+                    unsetenv(runs[ri].env);
+                    done++;
+                    for (size_t i = 0; i < n && (!runs[ri].reduce || rank == root); i++) {
+                        long double exact = 0, mag = 0, got;
+                        for (int q = 0; q < size; q++) {
+                            long double x = frand(q, i);
+                            if (ts[t] == TCA_FLOAT) x = (float)x;
+                            else if (ts[t] == TCA_DOUBLE) x = (double)x;
+                            if (q == 0 || ops[oi] == TCA_OP_SUM)
+                                exact = q == 0 ? x : exact + x;
+                            else if (ops[oi] == TCA_OP_MAX)
+                                exact = x > exact ? x : exact;
+                            else
+                                exact = x < exact ? x : exact;
+                            mag += fabsl(x);
+                        }
+                        if (ts[t] == TCA_FLOAT) { float f; memcpy(&f, out + i * es, es); got = f; }
+                        else if (ts[t] == TCA_DOUBLE) { double d; memcpy(&d, out + i * es, es); got = d; }
+                        else memcpy(&got, out + i * es, es);
+                        long double tol = ops[oi] == TCA_OP_SUM ? (size + 1) * eps[t] * mag : 0;
+                        if (fabsl(got - exact) > tol && failures++ < 10)
+                            fprintf(stderr, "rank %d: floats %s type %#x op %d n %zu element %zu: "
+                                    "%.21Lg, want %.21Lg within %Lg\n", rank, runs[ri].algo, ts[t],
+                                    ops[oi], n, i, got, exact, tol);
+                    }
+                    CHECK(tcaFree(in, mk));
+                    CHECK(tcaFree(out, mk));
+                }
+        }
+    printf("rank %d: floats: %d calls, %s\n", rank, done, failures ? "WRONG" : "all right");
+}
+
+/* The algorithm a persistent request of `c` on n ints picks. */
+static const char *chosen(kind c, size_t n)
+{
+    static char name[32];
+    int *send = alloc(n * (size_t)size * sizeof(int), tcaMemoryCPU);
+    int *recv = alloc(n * (size_t)size * sizeof(int), tcaMemoryCPU);
+    p2_request_t req;
+    CHECK(init(c, send, recv, n, 0, P2_COMM_WORLD, &req));
+    snprintf(name, sizeof name, "%s", p2_request_algorithm(req));
+    CHECK(p2_request_free(&req));
+    CHECK(tcaFree(send, tcaMemoryCPU));
+    CHECK(tcaFree(recv, tcaMemoryCPU));
+    return name;
+}
+
+/* The cost model's choices (no override) for 8 B, 1 KB and 1 MB per rank. */
+static void choices(void)
+{
+    size_t sizes[] = {2, 256, 262144};
+    if (rank == 0) {
+        printf("rank 0: cost model:");
+        for (int c = BCAST; c <= ALLREDUCE; c++)
+            for (int i = 0; i < 3; i++)
+                printf(" %s/%zuB=%s", names[c], sizes[i] * sizeof(int), chosen((kind)c, sizes[i]));
+        printf("\n");
+    } else {
+        for (int c = BCAST; c <= ALLREDUCE; c++)
+            for (int i = 0; i < 3; i++)
+                chosen((kind)c, sizes[i]);
+    }
+}
+
+/* Selection overrides: a rules file (tests/ranks/coll_rules.txt, read at the
+ * first collective) and the variable's precedence over it. */
+static void rules(const char *file)
+{
+    setenv("P2_COLL_RULES", file, 1);
+    struct { kind c; size_t n; const char *want; } cases[] = {
+        {ALLREDUCE, 2, "dissemination"},  /* rule 1: not the cost model's PIO */
+        {ALLREDUCE, 262144, "dissemination"},
+        {ALLGATHER, 2, "ring"},           /* rule 2 */
+        {ALLGATHER, 1024, "bruck"},       /* rule 3, after rule 2's range */
+        {REDUCE, 64, "gather_gpu"},       /* rule 4 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *got = chosen(cases[i].c, cases[i].n);
+        if (strcmp(got, cases[i].want) != 0 && failures++ < 10)
+            fprintf(stderr, "rank %d: rules: %s of %zu ints ran %s, want %s\n", rank,
+                    names[cases[i].c], cases[i].n, got, cases[i].want);
+    }
+    setenv("P2_COLL_ALLGATHER", "bruck", 1);
+    const char *got = chosen(ALLGATHER, 2);
+    unsetenv("P2_COLL_ALLGATHER");
+    if (strcmp(got, "bruck") != 0 && failures++ < 10)
+        fprintf(stderr, "rank %d: the variable did not beat the rules: %s\n", rank, got);
+    /* The rules still run data right. */
+    run_case(ALLGATHER, "ring", 7, 0, tcaMemoryCPU, 2);
+    printf("rank %d: rules: %s\n", rank, failures ? "WRONG" : "all right");
+}
+
+/* A bad rules file: every collective refuses, on every rank alike (compared
+ * through the exchange, which does not select algorithms). */
+static int badrules(const char *file)
+{
+    setenv("P2_COLL_RULES", file, 1);
+    int *a = alloc(64, tcaMemoryCPU), *b = alloc(64 * (size_t)size, tcaMemoryCPU);
+    tcaresult r = p2_allreduce(a, b, 4, TCA_INT, TCA_OP_SUM, P2_COMM_WORLD);
+    tcaresult r2 = p2_barrier(P2_COMM_WORLD);
+    int mine[2] = {(int)r, (int)r2}, all[2 * P2_COLL_MAX_RANKS];
+    CHECK(p2_exchange(mine, all, sizeof mine));
+    for (int q = 0; q < size; q++)
+        if (all[2 * q] != TCA_ERROR_INVALID_ARGUMENT || all[2 * q + 1] != TCA_ERROR_INVALID_ARGUMENT) {
+            fprintf(stderr, "rank %d: bad rules: rank %d got %s / %s\n", rank, q,
+                    tcaGetErrorString((tcaresult)all[2 * q]),
+                    tcaGetErrorString((tcaresult)all[2 * q + 1]));
+            failures++;
+        }
+    printf("rank %d: badrules: %s\n", rank, failures ? "WRONG" : "refused on every rank");
+    return failures ? 1 : 0;
 }
 
 static void persistent(void)
@@ -376,14 +557,18 @@ static void big(void)
     run_case(ALLREDUCE, "dissemination", n, 0, tcaMemoryCPU, 0);
     run_case(BCAST, "binomial", n, 1 % size, tcaMemoryGPU, 0);
     run_case(REDUCE, "gather", n, 0, tcaMemoryCPU, 0);
+    run_case(REDUCE, "gather_gpu", n, size - 1, tcaMemoryGPU, 0);
+    run_case(REDUCE, "gather", n, size / 2, tcaMemoryGPU, 0);
+    run_case(SCATTER, "linear", n, size - 1, tcaMemoryCPU, 0);
+    run_case(GATHER, "linear", n, size / 2, tcaMemoryGPU, 0);
     printf("rank %d: big: 1 MB per rank, %s\n", rank, failures ? "WRONG" : "all right");
 }
 
 /* Simulated microseconds of one persistent run (after a warm-up run). */
-static double timed(kind c, const char *a, size_t bytes)
+static double timed_on(kind c, const char *a, size_t bytes, tcaMemoryKind mk)
 {
     size_t n = bytes / sizeof(int);
-    int *send = alloc(bytes * (size_t)size, tcaMemoryCPU), *recv = alloc(bytes * (size_t)size, tcaMemoryCPU);
+    int *send = alloc(bytes * (size_t)size, mk), *recv = alloc(bytes * (size_t)size, mk);
     setenv(envs[c], a, 1);
     p2_request_t req;
     CHECK(init(c, send, recv, n, 0, P2_COMM_WORLD, &req));
@@ -394,9 +579,14 @@ static double timed(kind c, const char *a, size_t bytes)
     double t = (p2_wtime() - t0) * 1e6;
     CHECK(p2_request_free(&req));
     unsetenv(envs[c]);
-    tcaFree(send, tcaMemoryCPU);
-    tcaFree(recv, tcaMemoryCPU);
+    tcaFree(send, mk);
+    tcaFree(recv, mk);
     return t;
+}
+
+static double timed(kind c, const char *a, size_t bytes)
+{
+    return timed_on(c, a, bytes, tcaMemoryCPU);
 }
 
 static void golden(void)
@@ -406,6 +596,16 @@ static void golden(void)
     if (rank == 0)
         printf("rank 0: golden: barrier %.3f us, allreduce 8 B pio %.3f us, allgather 1 KB %.3f us, "
                "bcast 64 KB %.3f us\n", t[0], t[1], t[2], t[3]);
+    choices();
+    /* GPU buffers: the reduce's two paths (the kernel's time is gpu_kernel_ns
+     * + bytes / gpu_reduce_gbps), an allreduce and an allgather. */
+    double g[4] = {timed_on(REDUCE, "gather_gpu", 65536, tcaMemoryGPU),
+                   timed_on(REDUCE, "gather", 65536, tcaMemoryGPU),
+                   timed_on(ALLREDUCE, "rsag", 65536, tcaMemoryGPU),
+                   timed_on(ALLGATHER, "ring", 1024, tcaMemoryGPU)};
+    if (rank == 0)
+        printf("rank 0: golden gpu: reduce 64 KB kernel %.3f us, reduce 64 KB cpu %.3f us, "
+               "allreduce 64 KB rsag %.3f us, allgather 1 KB ring %.3f us\n", g[0], g[1], g[2], g[3]);
 }
 
 static void subcomm(void)
@@ -451,6 +651,16 @@ int main(int argc, char **argv)
         golden();
     else if (strcmp(what, "subcomm") == 0)
         subcomm();
+    else if (strcmp(what, "floats") == 0)
+        floats();
+    else if (strcmp(what, "rules") == 0 && argc > 2)
+        rules(argv[2]);
+    else if (strcmp(what, "badrules") == 0 && argc > 2)
+        return badrules(argv[2]);
+    else {
+        fprintf(stderr, "rk_coll: unknown mode '%s'\n", what);
+        return 2;
+    }
     CHECK(p2_barrier(P2_COMM_WORLD));
     return failures ? 1 : 0;
 }

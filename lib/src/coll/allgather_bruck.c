@@ -23,9 +23,15 @@ static int eligible(const coll_plan *p)
 static double cost(int size, size_t bytes, int gpu)
 {
     double bw = gpu ? coll_cost.dma_gpu_Bps : coll_cost.dma_cpu_Bps;
-    /* As recursive doubling, plus the second transfer of wrapping ranges. */
-    return coll_ceil_log2(size) * (coll_cost.dma_latency_s + 0.05e-6) +
-           (double)(size - 1) * (double)bytes / bw;
+    /* Step k moves min(2^k, p - 2^k) blocks to the rank 2^k away (coll_share);
+     * a wrapping range costs a second descriptor. */
+    double t = 0;
+    for (int d = 1; d < size; d *= 2) {
+        int cnt = d < size - d ? d : size - d;
+        t += coll_cost.dma_latency_s + 0.05e-6 +
+             coll_step_bytes_s(size - d, size, COLL_ADD, (double)cnt * (double)bytes, bw);
+    }
+    return t;
 }
 
 static size_t scratch(const coll_plan *p)

@@ -25,7 +25,11 @@ static int eligible(const coll_plan *p)
 static double cost(int size, size_t bytes, int gpu)
 {
     double bw = gpu ? coll_cost.dma_gpu_Bps : coll_cost.dma_cpu_Bps;
-    return coll_ceil_log2(size) * coll_cost.dma_latency_s + (double)(size - 1) * (double)bytes / bw;
+    /* Step k moves 2^k blocks to the rank 2^k away (coll_share). */
+    double t = 0;
+    for (int d = 1; d < size; d *= 2)
+        t += coll_cost.dma_latency_s + coll_step_bytes_s(d, size, COLL_XOR, (double)d * (double)bytes, bw);
+    return t;
 }
 
 static size_t scratch(const coll_plan *p)

@@ -135,7 +135,14 @@ static double reduce_s(size_t bytes, int gpu)
 static double cost_dma(int size, size_t bytes, int gpu)
 {
     double bw = gpu ? coll_cost.dma_gpu_Bps : coll_cost.dma_cpu_Bps;
-    return steps(size) * (coll_cost.dma_latency_s + (double)bytes / bw + reduce_s(bytes, gpu));
+    /* Step j writes to the rank 2^j away (coll_share); the extra windows of
+     * a p that is not a power of two add steps of about the same reach. */
+    double t = 0;
+    int K = coll_floor_log2(size);
+    for (int j = 0; j < steps(size); j++)
+        t += coll_cost.dma_latency_s + reduce_s(bytes, gpu) +
+             coll_step_bytes_s(1 << (j < K ? j : (K > 0 ? K - 1 : 0)), size, COLL_ADD, (double)bytes, bw);
+    return t;
 }
 
 static double cost_pio(int size, size_t bytes, int gpu)

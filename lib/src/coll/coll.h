@@ -223,6 +223,35 @@ static inline int coll_floor_log2(int n)
         k++;
     return k;
 }
+/* Cable sharing in the cost model. In a step where every rank r of the comm
+ * writes to rank r + d (COLL_ADD) or r ^ d (COLL_XOR), each cable on the way
+ * carries about as many of those flows as the longest path has cables (on a
+ * ring all flows go the same way round); coll_share is that number, from the
+ * topology's hop distances between the ranks' boards (rank_hops, handed over
+ * by the simulator: the mapping counts), at least 1. Without them (no p2run),
+ * the ranks are taken to sit in order along one ring: min(d, p - d). */
+typedef enum { COLL_ADD, COLL_XOR } coll_pattern;
+double coll_share(int d, int n, coll_pattern pat);
+/* The most bytes one rank writes in one step over a path of more than one
+ * cable for the cost model to consider the step safe. Every rank of a ring
+ * of 8 boards writing 4 hops the same way round (ring-first ties) fills the
+ * row's cycle with 8 x (16 + 8) TLPs of 256 B = 48 KiB, the default
+ * rx_posted_data_credits (4 KiB) plus output_queue_tlps (8) per board: 6 KiB
+ * per flow deadlocks the row (PEACH2 has no virtual channels; measured:
+ * recursive doubling with the identity mapping at 2 KiB per block, 4 blocks
+ * in its 4-hop step; dissemination allreduce at 8 KiB). Above it the cost
+ * model prices such a step out (COLL_UNSAFE_S): only a forced algorithm or a
+ * rule runs it. */
+#define COLL_LONG_PATH_SAFE_BYTES 4096.0
+#define COLL_UNSAFE_S 1e6
+/* Seconds of a step moving `bytes` per rank to the rank d away, at bw. */
+static inline double coll_step_bytes_s(int d, int n, coll_pattern pat, double bytes, double bw)
+{
+    double share = coll_share(d, n, pat);
+    if (share > 1.0 && bytes > COLL_LONG_PATH_SAFE_BYTES)
+        return COLL_UNSAFE_S;
+    return share * bytes / bw;
+}
 static inline int coll_is_pow2(int n)
 {
     return n > 0 && (n & (n - 1)) == 0;

@@ -64,6 +64,29 @@ void coll_cost_load(void)
     coll_cost.reduce_gpu_Bps = rt->gpu_reduce_Bps;
 }
 
+/* The comm whose ranks coll_share measures: the one being planned. */
+static p2_comm_t share_comm;
+
+double coll_share(int d, int n, coll_pattern pat)
+{
+    const p2_rt *rt = p2_rt_get();
+    int h = 0;
+    if (rt && rt->rank_hops && share_comm && share_comm->size == n) {
+        for (int r = 0; r < n; r++) {
+            int q = pat == COLL_XOR ? r ^ d : (r + d) % n;
+            if (q >= n)
+                continue;
+            int hops = rt->rank_hops[share_comm->world_rank[r]][share_comm->world_rank[q]];
+            if (hops > h)
+                h = hops;
+        }
+    } else {
+        d %= n;
+        h = d < n - d ? d : n - d;
+    }
+    return h > 1 ? (double)h : 1.0;
+}
+
 const char *const coll_kind_names[COLL_KINDS] = {
     "barrier", "bcast", "scatter", "gather", "reduce", "allgather", "allreduce"};
 
@@ -224,6 +247,7 @@ tcaresult coll_select(coll_plan *p)
         }
     }
     /* 3. The cost model. */
+    share_comm = p->comm;
     double best = 0;
     p->algo = NULL;
     int gpu = p->send.gpu || p->recv.gpu;

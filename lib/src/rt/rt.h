@@ -53,6 +53,8 @@ typedef struct p2_rt {
     double host_memcpy_Bps, host_reduce_Bps, gpu_reduce_Bps;
     /* The path's rates from the model's parameters, for cost models */
     double link_payload_Bps, host_read_Bps, gpu_read_Bps;
+    /* Cables between two ranks' boards (rank_hops[i][j]; 255: unknown) */
+    const uint8_t (*rank_hops)[P2_JOB_MAX_RANKS];
 } p2_rt;
 
 /* The runtime of this process, attached on first use; NULL (a message on

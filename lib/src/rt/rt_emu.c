@@ -371,6 +371,7 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->link_payload_Bps = job->link_payload_Bps;
     r->host_read_Bps = job->host_read_Bps;
     r->gpu_read_Bps = job->gpu_read_Bps;
+    r->rank_hops = (const uint8_t(*)[P2_JOB_MAX_RANKS])job->rank_hops;
     s->job = job;
     s->channel = ch;
     s->clock_mode = (p2_clock_mode)job->clock_mode;
