@@ -15,6 +15,8 @@
  *   rk_coll rules FILE       the choice: cost model defaults, a rules file,
  *                            the environment variable above the rules
  *   rk_coll badrules FILE    a bad rules file: every rank refused alike
+ *   rk_coll mixed            GPU buffers on rank 0, CPU on the others: the
+ *                            ranks agree on an algorithm
  *   rk_coll persistent       allreduce and allgather requests reused 100 times
  *   rk_coll errors           bad input: the same status on every rank
  *   rk_coll big              1 MB allgather / allreduce / bcast, each algorithm
@@ -332,7 +334,7 @@ static long double frand(int q, size_t i)
 /* Floating allreduce and reduce, every algorithm, sum, max and min: the
  * result within the bound of any summation order, (p - 1) u sum |x_q| (u the
  * type's unit roundoff, plus the inputs' own rounding to the type), and max
- * and min exact. Counts 1 and 251 (rsag's uneven chunks). */
+ * and min exact. Counts 1 and 125 (rsag's uneven chunks). */
 static void floats(void)
 {
     tcaDataType ts[] = {TCA_FLOAT, TCA_DOUBLE, TCA_LONG_DOUBLE};
@@ -342,9 +344,9 @@ static void floats(void)
         {0, "P2_COLL_ALLREDUCE", "dissemination_pio"}, {0, "P2_COLL_ALLREDUCE", "dissemination"},
         {0, "P2_COLL_ALLREDUCE", "rsag"}, {1, "P2_COLL_REDUCE", "gather"},
         {1, "P2_COLL_REDUCE", "gather_gpu"}};
-    /* 251: odd, and at most 4 KiB, so that forcing the long-path algorithms
+    /* 125: odd, and at most 2 KiB, so that forcing the long-path algorithms
      * stays within what a ring of 8 boards holds (coll.h, COLL_LONG_PATH_SAFE_BYTES). */
-    size_t counts[] = {1, 251};
+    size_t counts[] = {1, 125};
     int done = 0;
     for (size_t t = 0; t < 3; t++)
         for (size_t ci = 0; ci < 2; ci++) {
@@ -478,6 +480,37 @@ static int badrules(const char *file)
         }
     printf("rank %d: badrules: %s\n", rank, failures ? "WRONG" : "refused on every rank");
     return failures ? 1 : 0;
+}
+
+/* Buffers of different kinds on different ranks: rank 0 GPU, the others CPU.
+ * The ranks' own choices differ (PIO needs host buffers; GPU costs differ),
+ * so they agree on one that runs everywhere; results exact. */
+static void mixed(void)
+{
+    tcaMemoryKind mk = rank == 0 ? tcaMemoryGPU : tcaMemoryCPU;
+    size_t counts[] = {2, 300, 20000};
+    for (int ci = 0; ci < 3; ci++) {
+        size_t n = counts[ci];
+        int *send = alloc(n * (size_t)size * sizeof(int), mk);
+        int *recv = alloc(n * (size_t)size * sizeof(int), mk);
+        kind cs[] = {ALLREDUCE, REDUCE, ALLGATHER, BCAST};
+        for (int k = 0; k < 4; k++) {
+            p2_request_t req;
+            CHECK(init(cs[k], send, recv, n, 0, P2_COMM_WORLD, &req));
+            for (int it = 1; it <= 3; it++) {
+                fill(cs[k], send, recv, n, 0, rank, size, it);
+                CHECK(p2_start(req));
+                CHECK(p2_wait(req));
+                check(cs[k], p2_request_algorithm(req), recv, n, 0, rank, size, it);
+            }
+            if (rank == 0 && ci == 0 && k == 0)
+                printf("rank 0: mixed: allreduce 8 B agreed on %s\n", p2_request_algorithm(req));
+            CHECK(p2_request_free(&req));
+        }
+        CHECK(tcaFree(send, mk));
+        CHECK(tcaFree(recv, mk));
+    }
+    printf("rank %d: mixed: %s\n", rank, failures ? "WRONG" : "all right");
 }
 
 static void persistent(void)
@@ -651,6 +684,8 @@ int main(int argc, char **argv)
         golden();
     else if (strcmp(what, "subcomm") == 0)
         subcomm();
+    else if (strcmp(what, "mixed") == 0)
+        mixed();
     else if (strcmp(what, "floats") == 0)
         floats();
     else if (strcmp(what, "rules") == 0 && argc > 2)

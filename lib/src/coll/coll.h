@@ -99,6 +99,7 @@ typedef struct coll_plan {
     int chain_len;
     int channel_busy;
     tcaresult status;        /* of the last start */
+    int forced;              /* the algorithm came from the variable or a rule */
 } coll_plan;
 
 /* ---- Transport (coll_transport.c) -----------------------------------------
@@ -204,6 +205,11 @@ extern const coll_algorithm coll_barrier_dissemination, coll_bcast_binomial,
  * TCA_ERROR_INVALID_ARGUMENT (bad rules file). */
 tcaresult coll_select(coll_plan *p);
 
+/* Bit i: the i-th algorithm of the table can run this plan here. */
+uint32_t coll_eligible_mask(const coll_plan *p);
+/* The cheapest algorithm of the plan's collective among `mask`; NULL if none. */
+const coll_algorithm *coll_cheapest(const coll_plan *p, uint32_t mask, int gpu);
+
 /* Helpers for algorithms. */
 static inline int coll_mod(int a, int n)
 {
@@ -233,16 +239,19 @@ static inline int coll_floor_log2(int n)
 typedef enum { COLL_ADD, COLL_XOR } coll_pattern;
 double coll_share(int d, int n, coll_pattern pat);
 /* The most bytes one rank writes in one step over a path of more than one
- * cable for the cost model to consider the step safe. Every rank of a ring
- * of 8 boards writing 4 hops the same way round (ring-first ties) fills the
- * row's cycle with 8 x (16 + 8) TLPs of 256 B = 48 KiB, the default
- * rx_posted_data_credits (4 KiB) plus output_queue_tlps (8) per board: 6 KiB
- * per flow deadlocks the row (PEACH2 has no virtual channels; measured:
- * recursive doubling with the identity mapping at 2 KiB per block, 4 blocks
- * in its 4-hop step; dissemination allreduce at 8 KiB). Above it the cost
- * model prices such a step out (COLL_UNSAFE_S): only a forced algorithm or a
- * rule runs it. */
-#define COLL_LONG_PATH_SAFE_BYTES 4096.0
+ * cable for the cost model to consider the step safe. PEACH2 has no virtual
+ * channels: flows that go the same way round a ring of boards can fill every
+ * board's input buffer with TLPs for the next cable (topologies/README.md,
+ * "Credit deadlock"). A row of 8 boards holds 8 x (16 + 8) TLPs of 256 B =
+ * 48 KiB with the default rx_posted_data_credits (4 KiB) and
+ * output_queue_tlps (8); consecutive steps' flows overlap in time. Measured
+ * on the 2x8 torus with the identity mapping: recursive doubling deadlocks
+ * at 2 KiB per block (8 KiB per 4-hop flow) and runs at 1 KiB (4 KiB);
+ * dissemination allreduce deadlocks at 8 KiB per flow and, after other
+ * traffic, at 4000 B. 2 KiB per flow keeps a margin. Above it the cost model
+ * prices such a step out (COLL_UNSAFE_S): only a forced algorithm or a rule
+ * runs it (and may deadlock the job, which the simulator then reports). */
+#define COLL_LONG_PATH_SAFE_BYTES 2048.0
 #define COLL_UNSAFE_S 1e6
 /* Seconds of a step moving `bytes` per rank to the rank d away, at bw. */
 static inline double coll_step_bytes_s(int d, int n, coll_pattern pat, double bytes, double bw)

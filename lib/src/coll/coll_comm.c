@@ -194,7 +194,8 @@ struct p2_request {
 };
 
 typedef struct plan_blob {
-    int32_t status, kind, type, op, root, pad;
+    int32_t status, kind, type, op, root, forced;
+    uint32_t eligible, gpu;
     uint64_t count, targets;
     char algo[24];
     tcaHandle recv, scratch;
@@ -235,6 +236,38 @@ static void plan_release(coll_plan *p)
 static int rooted(coll_kind k)
 {
     return k == COLL_BCAST || k == COLL_SCATTER || k == COLL_GATHER || k == COLL_REDUCE;
+}
+
+/* Scratch and the dry pass for the plan's algorithm (again after a change
+ * of algorithm: the old scratch is released first). */
+static tcaresult plan_algorithm(coll_plan *p)
+{
+    if (p->scratch.ptr) {
+        if (p->scratch.h.check)
+            tcaDestroyHandle(&p->scratch.h);
+        tcaFree(p->scratch.ptr, p->scratch.gpu ? tcaMemoryGPU : tcaMemoryCPU);
+        memset(&p->scratch, 0, sizeof p->scratch);
+    }
+    p->targets = 0;
+    size_t sb = p->algo->scratch(p);
+    if (sb) {
+        void *s = NULL;
+        tcaMemoryKind mk = p->algo->scratch_gpu ? tcaMemoryGPU : tcaMemoryCPU;
+        COLL_TRY(tcaMalloc(&s, sb, mk));
+        p->scratch.ptr = s;
+        p->scratch.bytes = sb;
+        p->scratch.gpu = mk == tcaMemoryGPU;
+        if (!p->scratch.gpu)
+            memset(s, 0, sb);
+        COLL_TRY(tcaCreateHandle(&p->scratch.h, s, sb, mk));
+    }
+    if (p->kind == COLL_BARRIER || p->bytes) {
+        p->dry = 1;
+        tcaresult r = p->algo->run(p);
+        p->dry = 0;
+        COLL_TRY(r);
+    }
+    return TCA_SUCCESS;
 }
 
 /* Local checks, buffers, algorithm, scratch, dry pass: the status. */
@@ -299,25 +332,7 @@ static tcaresult plan_local(coll_plan *p, const void *sendbuf, void *recvbuf)
     default: return TCA_ERROR_INVALID_ARGUMENT;
     }
     COLL_TRY(coll_select(p));
-    size_t sb = p->algo->scratch(p);
-    if (sb) {
-        void *s = NULL;
-        tcaMemoryKind mk = p->algo->scratch_gpu ? tcaMemoryGPU : tcaMemoryCPU;
-        COLL_TRY(tcaMalloc(&s, sb, mk));
-        p->scratch.ptr = s;
-        p->scratch.bytes = sb;
-        p->scratch.gpu = mk == tcaMemoryGPU;
-        if (!p->scratch.gpu)
-            memset(s, 0, sb);
-        COLL_TRY(tcaCreateHandle(&p->scratch.h, s, sb, mk));
-    }
-    if (k == COLL_BARRIER || b) {
-        p->dry = 1;
-        tcaresult r = p->algo->run(p);
-        p->dry = 0;
-        COLL_TRY(r);
-    }
-    return TCA_SUCCESS;
+    return plan_algorithm(p);
 }
 
 static tcaresult plan_prepare(coll_plan *p, coll_kind kind, const void *sendbuf, void *recvbuf,
@@ -344,6 +359,9 @@ static tcaresult plan_prepare(coll_plan *p, coll_kind kind, const void *sendbuf,
     mine.targets = p->targets;
     if (p->algo)
         strncpy(mine.algo, p->algo->name, sizeof mine.algo - 1);
+    mine.forced = p->forced;
+    mine.eligible = mine.status == TCA_SUCCESS ? coll_eligible_mask(p) : 0;
+    mine.gpu = p->send.gpu || p->recv.gpu;
     mine.recv = p->recv.bytes ? p->recv.h : (tcaHandle){0};
     mine.scratch = p->scratch.bytes ? p->scratch.h : (tcaHandle){0};
     plan_blob *all = calloc((size_t)p->size, sizeof *all);
@@ -351,11 +369,39 @@ static tcaresult plan_prepare(coll_plan *p, coll_kind kind, const void *sendbuf,
     for (int q = 0; r == TCA_SUCCESS && q < p->size; q++)
         if (all[q].status)
             r = (tcaresult)all[q].status;
-    for (int q = 0; r == TCA_SUCCESS && q < p->size; q++)
+    int differ = 0, forced = 0;
+    uint32_t common = ~0u, gpu = 0;
+    for (int q = 0; r == TCA_SUCCESS && q < p->size; q++) {
         if (all[q].kind != mine.kind || all[q].type != mine.type || all[q].op != mine.op ||
-            all[q].root != mine.root || all[q].count != mine.count ||
-            strcmp(all[q].algo, mine.algo) != 0)
+            all[q].root != mine.root || all[q].count != mine.count)
             r = TCA_ERROR_INVALID_ARGUMENT;
+        differ |= strcmp(all[q].algo, mine.algo) != 0;
+        forced |= all[q].forced;
+        common &= all[q].eligible;
+        gpu |= all[q].gpu;
+    }
+    if (r == TCA_SUCCESS && differ) {
+        /* The ranks' choices differ: their buffers differ in kind (CPU or
+         * GPU), which changes costs and eligibility. A forced choice that
+         * differs is an argument error; otherwise every rank takes the
+         * cheapest algorithm eligible on all of them, with the GPU costs if
+         * any rank has GPU buffers, and they exchange again for it. */
+        const coll_algorithm *a = forced ? NULL : coll_cheapest(p, common, (int)gpu);
+        if (forced)
+            r = TCA_ERROR_INVALID_ARGUMENT;
+        else {
+            plan_blob again = {0};
+            again.status = !a ? TCA_ERROR_NOT_SUPPORTED
+                              : a == p->algo ? TCA_SUCCESS : (p->algo = a, plan_algorithm(p));
+            again.targets = p->targets;
+            again.recv = mine.recv;
+            again.scratch = p->scratch.bytes ? p->scratch.h : (tcaHandle){0};
+            r = coll_comm_exchange(c, &again, all, sizeof again);
+            for (int q = 0; r == TCA_SUCCESS && q < p->size; q++)
+                if (all[q].status)
+                    r = (tcaresult)all[q].status;
+        }
+    }
     if (r == TCA_SUCCESS && !(p->peer = calloc((size_t)p->size, sizeof *p->peer)))
         r = TCA_ERROR_OUT_OF_MEMORY;
     if (r == TCA_SUCCESS) {

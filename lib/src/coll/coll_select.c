@@ -227,6 +227,7 @@ tcaresult coll_select(coll_plan *p)
         if (!a || !a->eligible(p))
             return TCA_ERROR_NOT_SUPPORTED;
         p->algo = a;
+        p->forced = 1;
         return TCA_SUCCESS;
     }
     /* 2. The rules file. */
@@ -243,23 +244,37 @@ tcaresult coll_select(coll_plan *p)
             (uint64_t)p->size <= r->ranks_hi && p->bytes >= r->bytes_lo &&
             p->bytes <= r->bytes_hi && r->algo->eligible(p)) {
             p->algo = r->algo;
+            p->forced = 1;
             return TCA_SUCCESS;
         }
     }
     /* 3. The cost model. */
+    p->algo = coll_cheapest(p, coll_eligible_mask(p), p->send.gpu || p->recv.gpu);
+    return p->algo ? TCA_SUCCESS : TCA_ERROR_NOT_SUPPORTED;
+}
+
+uint32_t coll_eligible_mask(const coll_plan *p)
+{
+    uint32_t mask = 0;
+    for (size_t i = 0; i < NALGORITHMS; i++)
+        if (algorithms[i]->kind == p->kind && algorithms[i]->eligible(p))
+            mask |= 1u << i;
+    return mask;
+}
+
+const coll_algorithm *coll_cheapest(const coll_plan *p, uint32_t mask, int gpu)
+{
+    const coll_algorithm *best = NULL;
+    double best_s = 0;
     share_comm = p->comm;
-    double best = 0;
-    p->algo = NULL;
-    int gpu = p->send.gpu || p->recv.gpu;
     for (size_t i = 0; i < NALGORITHMS; i++) {
-        const coll_algorithm *a = algorithms[i];
-        if (a->kind != p->kind || !a->eligible(p))
+        if (!(mask >> i & 1) || algorithms[i]->kind != p->kind)
             continue;
-        double t = a->cost(p->size, p->bytes, gpu);
-        if (!p->algo || t < best) {
-            best = t;
-            p->algo = a;
+        double t = algorithms[i]->cost(p->size, p->bytes, gpu);
+        if (!best || t < best_s) {
+            best_s = t;
+            best = algorithms[i];
         }
     }
-    return p->algo ? TCA_SUCCESS : TCA_ERROR_NOT_SUPPORTED;
+    return best;
 }
