@@ -15,6 +15,7 @@
  *   rk_coll rules FILE       the choice: cost model defaults, a rules file,
  *                            the environment variable above the rules
  *   rk_coll badrules FILE    a bad rules file: every rank refused alike
+ *   rk_coll d2d              p2_memcpy_d2d: bytes, refusals, golden times
  *   rk_coll mixed            GPU buffers on rank 0, CPU on the others: the
  *                            ranks agree on an algorithm
  *   rk_coll persistent       allreduce and allgather requests reused 100 times
@@ -513,6 +514,51 @@ static void mixed(void)
     printf("rank %d: mixed: %s\n", rank, failures ? "WRONG" : "all right");
 }
 
+/* p2_memcpy_d2d: the board copies within this node (GPU to GPU, and host
+ * to and from GPU), every byte checked; its refusals; the simulated time of
+ * an 8-byte and a 4 KiB GPU-to-GPU copy. */
+static void d2d(void)
+{
+    size_t sizes[] = {1, 8, 4097, 1u << 20};
+    const size_t max = 1u << 20;
+    unsigned char *g1 = alloc(max + 64, tcaMemoryGPU), *g2 = alloc(max + 64, tcaMemoryGPU);
+    unsigned char *h = alloc(max + 64, tcaMemoryCPU);
+    struct { unsigned char *dst, *src; const char *what; } pairs[] = {
+        {g2, g1, "gpu->gpu"}, {h, g1, "gpu->host"}, {g2, h, "host->gpu"}};
+    for (size_t pi = 0; pi < 3; pi++)
+        for (size_t si = 0; si < 4; si++) {
+            size_t n = sizes[si], off = 3; /* unaligned on both sides */
+            for (size_t i = 0; i < n; i++)
+                pairs[pi].src[off + i] = (unsigned char)(i * 7 + si + pi);
+            memset(pairs[pi].dst, 0, n + 2 * off);
+            CHECK(p2_memcpy_d2d(pairs[pi].dst + off, pairs[pi].src + off, n));
+            size_t bad = 0;
+            for (size_t i = 0; i < n; i++)
+                bad += pairs[pi].dst[off + i] != (unsigned char)(i * 7 + si + pi);
+            bad += pairs[pi].dst[off - 1] != 0 || pairs[pi].dst[off + n] != 0;
+            if (bad && failures++ < 10)
+                fprintf(stderr, "rank %d: d2d %s %zu B: %zu wrong bytes\n", rank, pairs[pi].what, n, bad);
+        }
+    static unsigned char unregistered[64];
+    tcaresult e[4] = {p2_memcpy_d2d(NULL, g1, 8), p2_memcpy_d2d(g2, unregistered, 8),
+                      p2_memcpy_d2d(g2, g1, 0), p2_memcpy_d2d(g2, g1, (size_t)1 << 40)};
+    tcaresult want[4] = {TCA_ERROR_INVALID_ARGUMENT, TCA_ERROR_NOT_REGISTERED, TCA_SUCCESS,
+                         TCA_ERROR_NOT_REGISTERED};
+    for (int i = 0; i < 4; i++)
+        if (e[i] != want[i] && failures++ < 10)
+            fprintf(stderr, "rank %d: d2d refusal %d: %s, want %s\n", rank, i, tcaGetErrorString(e[i]),
+                    tcaGetErrorString(want[i]));
+    double t0 = p2_wtime();
+    CHECK(p2_memcpy_d2d(g2, g1, 8));
+    double t8 = (p2_wtime() - t0) * 1e6;
+    t0 = p2_wtime();
+    CHECK(p2_memcpy_d2d(g2, g1, 4096));
+    double t4k = (p2_wtime() - t0) * 1e6;
+    if (rank == 0)
+        printf("rank 0: d2d: gpu->gpu 8 B %.3f us, 4 KB %.3f us\n", t8, t4k);
+    printf("rank %d: d2d: %s\n", rank, failures ? "WRONG" : "all right");
+}
+
 static void persistent(void)
 {
     const size_t n = 33;
@@ -684,6 +730,8 @@ int main(int argc, char **argv)
         golden();
     else if (strcmp(what, "subcomm") == 0)
         subcomm();
+    else if (strcmp(what, "d2d") == 0)
+        d2d();
     else if (strcmp(what, "mixed") == 0)
         mixed();
     else if (strcmp(what, "floats") == 0)
