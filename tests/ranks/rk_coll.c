@@ -15,6 +15,7 @@
  *   rk_coll rules FILE       the choice: cost model defaults, a rules file,
  *                            the environment variable above the rules
  *   rk_coll badrules FILE    a bad rules file: every rank refused alike
+ *   rk_coll inplace          P2_IN_PLACE / sendbuf == recvbuf, every algorithm
  *   rk_coll d2d              p2_memcpy_d2d: bytes, refusals, golden times
  *   rk_coll mixed            GPU buffers on rank 0, CPU on the others: the
  *                            ranks agree on an algorithm
@@ -559,6 +560,70 @@ static void d2d(void)
     printf("rank %d: d2d: %s\n", rank, failures ? "WRONG" : "all right");
 }
 
+/* In place (P2_IN_PLACE, or sendbuf == recvbuf for the reductions), every
+ * algorithm, counts 1, 7 and 300, roots 0 and p - 1, CPU and GPU buffers. */
+static void inplace(void)
+{
+    size_t counts[] = {1, 7, 300};
+    int cases = 0;
+    for (int mi = 0; mi < 2; mi++)
+        for (size_t ci = 0; ci < 3; ci++)
+            for (int ri = 0; ri < 2; ri++) {
+                tcaMemoryKind mk = mi ? tcaMemoryGPU : tcaMemoryCPU;
+                size_t n = counts[ci];
+                int root = ri ? size - 1 : 0;
+                int *buf = alloc(n * (size_t)size * sizeof(int), mk);
+                int *other = alloc(n * (size_t)size * sizeof(int), mk);
+                for (int c = SCATTER; c <= ALLREDUCE; c++)
+                    for (int ai = 0; ai < 4 && algos[c][ai]; ai++) {
+                        const char *a = algos[c][ai];
+                        if (!eligible((kind)c, a, n, size, mi))
+                            continue;
+                        setenv(envs[c], a, 1);
+                        tcaresult r = TCA_SUCCESS;
+                        int me_root = rank == root;
+                        switch (c) {
+                        case SCATTER: /* the root's block stays in sendbuf */
+                            fill(SCATTER, buf, other, n, root, rank, size, 5);
+                            r = p2_scatter(buf, me_root ? (void *)P2_IN_PLACE : other, n, TCA_INT,
+                                           root, P2_COMM_WORLD);
+                            if (me_root)
+                                memcpy(other, buf + (size_t)root * n, n * sizeof(int));
+                            check(SCATTER, a, other, n, root, rank, size, 5);
+                            break;
+                        case GATHER:
+                        case ALLGATHER: /* own block already at its place */
+                            fill((kind)c, other, buf, n, root, rank, size, 6);
+                            if (c == ALLGATHER || me_root)
+                                memcpy(buf + (size_t)rank * n, other, n * sizeof(int));
+                            r = c == GATHER
+                                    ? p2_gather(me_root ? P2_IN_PLACE : other, buf, n, TCA_INT, root,
+                                                P2_COMM_WORLD)
+                                    : p2_allgather(P2_IN_PLACE, buf, n, TCA_INT, P2_COMM_WORLD);
+                            check((kind)c, a, buf, n, root, rank, size, 6);
+                            break;
+                        default: /* reduce, allreduce: data in recvbuf */
+                            fill((kind)c, buf, other, n, root, rank, size, 7);
+                            r = c == REDUCE
+                                    ? p2_reduce(me_root && ai == 0 ? P2_IN_PLACE : buf, buf, n,
+                                                TCA_INT, TCA_OP_SUM, root, P2_COMM_WORLD)
+                                    : p2_allreduce(ai == 1 ? buf : P2_IN_PLACE, buf, n, TCA_INT,
+                                                   TCA_OP_SUM, P2_COMM_WORLD);
+                            check((kind)c, a, buf, n, root, rank, size, 7);
+                            break;
+                        }
+                        unsetenv(envs[c]);
+                        if (r != TCA_SUCCESS && failures++ < 10)
+                            fprintf(stderr, "rank %d: in place %s/%s: %s\n", rank, names[c], a,
+                                    tcaGetErrorString(r));
+                        cases++;
+                    }
+                CHECK(tcaFree(buf, mk));
+                CHECK(tcaFree(other, mk));
+            }
+    printf("rank %d: inplace: %d cases, %s\n", rank, cases, failures ? "WRONG" : "all right");
+}
+
 static void persistent(void)
 {
     const size_t n = 33;
@@ -730,6 +795,8 @@ int main(int argc, char **argv)
         golden();
     else if (strcmp(what, "subcomm") == 0)
         subcomm();
+    else if (strcmp(what, "inplace") == 0)
+        inplace();
     else if (strcmp(what, "d2d") == 0)
         d2d();
     else if (strcmp(what, "mixed") == 0)
