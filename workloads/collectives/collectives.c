@@ -5,7 +5,7 @@
  *
  *   p2run -n N [--map FILE] -- collectives [-C COLL] [-a ALGORITHM] [-o OP]
  *       [-d TYPE] [-r ROOT] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]
- *       [-c 1|0] [--csv FILE] [--json FILE]
+ *       [-G] [-c 1|0] [--csv FILE] [--json FILE]
  *
  * COLL: barrier bcast scatter gather reduce allgather allreduce (default
  * allreduce). Sizes are bytes per rank (count = size / element size). Each
@@ -16,6 +16,7 @@
  * size for gather/allgather/scatter), busbw = algbw x the nccl-tests factor.
  * -a forces an algorithm (sets P2_COLL_<COLL>); else the cost model picks.
  * With -c 1 outputs are checked every iteration (wrong = wrong elements, all ranks).
+ * -G puts the buffers in GPU memory.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,15 +67,16 @@ int main(int argc, char **argv)
     wl_common_options o;
     wl_options_defaults(&o);
     const char *coll_name = "allreduce", *algo = "", *op_name = "sum", *type_name = "int";
-    int root = 0;
+    int root = 0, gpu = 0;
     const wl_option own[] = {
-        {"-C", WL_OPTION_STRING, &coll_name, "COLL", "collective (default allreduce)"},
+        {"-C", WL_OPTION_STRING, &coll_name, "COLL", "barrier bcast scatter gather reduce allgather allreduce"},
         {"-a", WL_OPTION_STRING, &algo, "ALGORITHM", "force an algorithm (else the cost model)"},
-        {"-o", WL_OPTION_STRING, &op_name, "OP", "sum prod band land bor lor bxor lxor max min (default sum)"},
+        {"-o", WL_OPTION_STRING, &op_name, "OP", "sum prod band land bor lor bxor lxor max min"},
         {"-d", WL_OPTION_STRING, &type_name, "TYPE",
          "char schar uchar byte short ushort int uint long ulong llong ullong float double "
-         "ldouble (default int)"},
-        {"-r", WL_OPTION_INT, &root, "ROOT", "root of bcast/scatter/gather/reduce (default 0)"},
+         "ldouble"},
+        {"-r", WL_OPTION_INT, &root, "ROOT", "root of bcast/scatter/gather/reduce"},
+        {"-G", WL_OPTION_FLAG, &gpu, NULL, "buffers in GPU memory (else host memory)"},
     };
     const wl_program program = {PROGRAM, "collectives on TCA in simulated time", own,
                                 sizeof own / sizeof own[0]};
@@ -117,8 +119,11 @@ int main(int argc, char **argv)
                  .size = size};
     a.count = o.max_bytes / es;
     size_t send_max = coll->send_elems(&a) * es, recv_max = coll->recv_elems(&a) * es;
-    WL_TCA(tcaMalloc(&a.send, send_max ? send_max : 8, tcaMemoryCPU));
-    WL_TCA(tcaMalloc(&a.recv, recv_max ? recv_max : 8, tcaMemoryCPU));
+    /* The emulator's GPU memory is mapped into the rank, so the inputs are
+     * written and the outputs checked in place. */
+    tcaMemoryKind mk = gpu ? tcaMemoryGPU : tcaMemoryCPU;
+    WL_TCA(tcaMalloc(&a.send, send_max ? send_max : 8, mk));
+    WL_TCA(tcaMalloc(&a.recv, recv_max ? recv_max : 8, mk));
     double *times = NULL, *longest = NULL;
     long long *wrongs = NULL;
     WL_TCA(tcaMalloc((void **)&times, 8, tcaMemoryCPU));
@@ -134,8 +139,8 @@ int main(int argc, char **argv)
             return WL_EXIT_USAGE;
         }
         wl_report_meta(report, "ranks", "%d", size);
-        wl_report_meta(report, "collective", "%s (type %s, op %s, root %d)", coll->name,
-                       type_name, op_name, root);
+        wl_report_meta(report, "collective", "%s (type %s, op %s, root %d, %s buffers)",
+                       coll->name, type_name, op_name, root, gpu ? "GPU" : "host");
         wl_report_meta(report, "iterations", "%d timed + %d warm-up per size", o.iterations,
                        o.warmup);
         wl_report_meta(report, "time", "p2_wtime(), simulated: longest rank, from a common start");
