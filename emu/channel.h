@@ -193,9 +193,12 @@ typedef struct p2_job {
     uint64_t gpu_kernel_ps;
     double host_memcpy_Bps, host_reduce_Bps, gpu_reduce_Bps;
     double link_payload_Bps, host_read_Bps, gpu_read_Bps;
-    /* Cables between rank i's board and rank j's on the shortest path (255:
-     * unreachable or farther), for the collectives' cost model */
-    uint8_t rank_hops[P2_JOB_MAX_RANKS][P2_JOB_MAX_RANKS];
+    /* The network's routes, for the collectives' cost model: route_port[n][d]
+     * is the port (p2_port) a packet for node d leaves node n by (N at d
+     * itself; 255: no route), port_peer[n][port] the node that port is
+     * cabled to (255: none) */
+    uint8_t route_port[P2_JOB_MAX_RANKS][P2_JOB_MAX_RANKS];
+    uint8_t port_peer[P2_JOB_MAX_RANKS][4];
 
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;

@@ -201,10 +201,22 @@ int sc_main(int argc, char** argv) {
                                   std::to_string(topo.nodes) + " nodes");
       rank_node = p2::identity_mapping(nranks);
     }
-    for (unsigned r = 0; r < nranks; r++)
-      for (unsigned q = 0; q < nranks; q++)
-        job->rank_hops[r][q] =
-            static_cast<uint8_t>(std::min(topo.hop_distance(rank_node[r], rank_node[q]), 255u));
+    // The routes as the network will build them, for the collectives' cost
+    // model (which cables each transfer crosses).
+    {
+      const p2::RouteTable routes = p2::build_routes(topo, policy);
+      std::memset(job->route_port, 0xff, sizeof job->route_port);
+      std::memset(job->port_peer, 0xff, sizeof job->port_peer);
+      const unsigned nn = std::min<unsigned>(topo.nodes, P2_JOB_MAX_RANKS);
+      for (unsigned n = 0; n < nn; n++) {
+        for (unsigned d = 0; d < nn; d++) job->route_port[n][d] = static_cast<uint8_t>(routes[n][d]);
+        for (unsigned port = P2_PORT_E; port < P2_PORT_COUNT; port++) {
+          const p2::PortRef ref{n, static_cast<p2_port>(port)};
+          if (const p2::TopoLink* l = topo.link_at(ref))
+            job->port_peer[n][port] = static_cast<uint8_t>(l->a == ref ? l->b.node : l->a.node);
+        }
+      }
+    }
     if (!opt.stats.empty()) {
       stats.open(opt.stats);
       if (!stats) throw p2::ConfigError("--stats", 0, "cannot write '" + opt.stats + "': " +

@@ -21,7 +21,10 @@ static int eligible(const coll_plan *p)
 static double cost(int size, size_t bytes, int gpu)
 {
     double bw = gpu ? coll_cost.dma_gpu_Bps : coll_cost.dma_cpu_Bps;
-    return (double)(size - 1) * (coll_cost.dma_latency_s + (double)bytes / bw);
+    /* Every step writes one block to the next rank (coll_share: the routes
+     * between rank-order neighbours depend on the mapping). */
+    return (double)(size - 1) *
+           (coll_cost.dma_latency_s + coll_step_bytes_s(1, size, COLL_ADD, (double)bytes, bw));
 }
 
 static size_t scratch(const coll_plan *p)

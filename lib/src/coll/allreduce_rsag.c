@@ -48,8 +48,9 @@ static double cost(int size, size_t bytes, int gpu)
     double chunk = (double)bytes / size;
     double red = gpu ? coll_cost.gpu_kernel_s + chunk / coll_cost.reduce_gpu_Bps
                      : chunk / coll_cost.reduce_cpu_Bps;
-    return (double)(size - 1) * (2.0 * (coll_cost.dma_latency_s + chunk / bw) + red +
-                                 chunk / coll_cost.memcpy_Bps);
+    return (double)(size - 1) *
+           (2.0 * (coll_cost.dma_latency_s + coll_step_bytes_s(1, size, COLL_ADD, chunk, bw)) +
+            red + chunk / coll_cost.memcpy_Bps);
 }
 
 static size_t scratch(const coll_plan *p)

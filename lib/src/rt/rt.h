@@ -53,8 +53,11 @@ typedef struct p2_rt {
     double host_memcpy_Bps, host_reduce_Bps, gpu_reduce_Bps;
     /* The path's rates from the model's parameters, for cost models */
     double link_payload_Bps, host_read_Bps, gpu_read_Bps;
-    /* Cables between two ranks' boards (rank_hops[i][j]; 255: unknown) */
-    const uint8_t (*rank_hops)[P2_JOB_MAX_RANKS];
+    /* The network's routes (channel.h: route_port, port_peer) and where
+     * each rank runs, for cost models; NULL without p2run */
+    const uint8_t (*route_port)[P2_JOB_MAX_RANKS];
+    const uint8_t (*port_peer)[4];
+    const uint32_t *rank_node;
 } p2_rt;
 
 /* The runtime of this process, attached on first use; NULL (a message on

@@ -371,7 +371,9 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->link_payload_Bps = job->link_payload_Bps;
     r->host_read_Bps = job->host_read_Bps;
     r->gpu_read_Bps = job->gpu_read_Bps;
-    r->rank_hops = (const uint8_t(*)[P2_JOB_MAX_RANKS])job->rank_hops;
+    r->route_port = (const uint8_t(*)[P2_JOB_MAX_RANKS])job->route_port;
+    r->port_peer = (const uint8_t(*)[4])job->port_peer;
+    r->rank_node = job->rank_node;
     s->job = job;
     s->channel = ch;
     s->clock_mode = (p2_clock_mode)job->clock_mode;
