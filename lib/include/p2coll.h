@@ -50,6 +50,13 @@
  * a collective runs): DMAC channel P2_COLL_DMA_CHANNEL and notification slot
  * P2_COLL_WAIT_SLOT (every tag). Collectives run one at a time per process.
  *
+ * Algorithms (names for P2_COLL_<COLLECTIVE> and rules files):
+ *   barrier: dissemination         bcast: binomial
+ *   scatter: linear                gather: linear
+ *   reduce: gather (CPU reduction), gather_gpu (a GPU kernel)
+ *   allgather: recursive_doubling (power-of-two sizes), bruck, ring
+ *   allreduce: dissemination_pio (host buffers, <= 240 B), dissemination, rsag
+ *
  * Algorithm selection: a cost model predicts each eligible algorithm's time
  * from the model's calibrated figures and the call picks the fastest; the
  * environment variable P2_COLL_<COLLECTIVE>=<algorithm> (e.g.
