@@ -48,6 +48,7 @@ std::vector<ParamInfo> build_table() {
 #define CHIP ParamScope::Chip
 #define HOST ParamScope::Host
 #define RANK ParamScope::Rank
+#define SR8000 ParamScope::Sr8000
 #define P2_PARAM(name, def, lo, hi, unit, scope, meaning, source)                                \
   static_assert((lo) <= (def) && (def) <= (hi), #name ": default outside its range");          \
   table.push_back({#name, def, lo, hi, unit, scope_of(scope), meaning, source, &Params::name, \
@@ -58,6 +59,7 @@ std::vector<ParamInfo> build_table() {
 #undef CHIP
 #undef HOST
 #undef RANK
+#undef SR8000
   return table;
 }
 
@@ -77,6 +79,7 @@ const char* scope_name(ParamScope s) {
     case ParamScope::Chip: return "chip";
     case ParamScope::Host: return "host";
     case ParamScope::Rank: return "rank";
+    case ParamScope::Sr8000: return "sr8000";
   }
   return "?";
 }

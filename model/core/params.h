@@ -38,7 +38,7 @@ class ConfigError : public std::runtime_error {
   int line_;
 };
 
-enum class ParamScope { Link, Chip, Host, Rank };
+enum class ParamScope { Link, Chip, Host, Rank, Sr8000 };
 
 struct Params {
 #define P2_PARAM(name, def, min, max, unit, scope, meaning, source) double name = def;
@@ -70,7 +70,7 @@ void set_param(Params& params, std::string_view name, std::string_view value,
                const std::string& file, int line,
                std::initializer_list<ParamScope> allowed = {
                    ParamScope::Link, ParamScope::Chip, ParamScope::Host,
-                   ParamScope::Rank});
+                   ParamScope::Rank, ParamScope::Sr8000});
 
 // Reads a parameter file: one `name = value` per line, `#` starts a comment.
 void load_params_file(Params& params, const std::string& path);

@@ -72,6 +72,16 @@ uint8_t* Host::translate(uint64_t addr, uint64_t len) const {
   return m ? m->bytes + off : nullptr;
 }
 
+bool Host::bus_write(uint64_t addr, const uint8_t* data, uint32_t len) {
+  uint8_t* p = translate(addr, len);
+  if (!p) return false;
+  std::memcpy(p, data, len);
+  ++stats_.writes;
+  stats_.write_bytes += len;
+  if (write_observer_) write_observer_(addr, len);
+  return true;
+}
+
 void Host::send(TlpPtr tlp) {
   tlp->id = next_id();
   ++stats_.tlps_sent;

@@ -71,6 +71,11 @@ class Host : public sc_core::sc_module, public LinkClient {
   void set_write_observer(std::function<void(uint64_t addr, uint32_t len)> f) {
     write_observer_ = std::move(f);
   }
+  // A device on the node's memory bus (the SR8000 NIA, which is no PCIe
+  // device) writing `len` bytes at `addr` now: they are visible at once and
+  // the write observer is told. False, nothing written, if the range is not
+  // this node's memory.
+  bool bus_write(uint64_t addr, const uint8_t* data, uint32_t len);
   // The bytes behind a local global address range, or nullptr if unmapped.
   uint8_t* translate(uint64_t addr, uint64_t len) const;
   unsigned node() const { return node_; }

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "sr8000/network.h"
 #include "stats/trace.h"
 
 namespace p2 {
@@ -55,6 +56,8 @@ Cluster::Cluster(const Topology& topo, const Params& params, RoutingPolicy polic
   for (const TopoDevice& d : topo.devices) {
     if (d.kind == "peach2")
       networks_.push_back(std::make_unique<Peach2Network>(topo_, params_, policy, hosts_));
+    else if (d.kind == "sr8000")
+      networks_.push_back(std::make_unique<Sr8000Network>(topo_, d.line, params_, hosts_));
     else
       throw ConfigError(topo.file, d.line, "unknown device '" + d.kind + "'");
   }

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <optional>
 #include <string>
 #include <vector>
@@ -203,10 +204,13 @@ int sc_main(int argc, char** argv) {
     }
     // The routes as the network will build them, for the collectives' cost
     // model (which cables each transfer crosses).
-    {
+    // A topology without PEACH2 cabling between its nodes (an SR8000's
+    // crossbars) has no such routes: the tables stay "none" (0xff) and the
+    // cost model falls back to its ring assumption.
+    std::memset(job->route_port, 0xff, sizeof job->route_port);
+    std::memset(job->port_peer, 0xff, sizeof job->port_peer);
+    try {
       const p2::RouteTable routes = p2::build_routes(topo, policy);
-      std::memset(job->route_port, 0xff, sizeof job->route_port);
-      std::memset(job->port_peer, 0xff, sizeof job->port_peer);
       const unsigned nn = std::min<unsigned>(topo.nodes, P2_JOB_MAX_RANKS);
       for (unsigned n = 0; n < nn; n++) {
         for (unsigned d = 0; d < nn; d++) job->route_port[n][d] = static_cast<uint8_t>(routes[n][d]);
@@ -216,6 +220,9 @@ int sc_main(int argc, char** argv) {
             job->port_peer[n][port] = static_cast<uint8_t>(l->a == ref ? l->b.node : l->a.node);
         }
       }
+    } catch (const std::logic_error&) {
+      std::memset(job->route_port, 0xff, sizeof job->route_port);
+      std::memset(job->port_peer, 0xff, sizeof job->port_peer);
     }
     if (!opt.stats.empty()) {
       stats.open(opt.stats);

@@ -165,6 +165,23 @@ class Builder {
       for (unsigned c = 0; c < cols; ++c) add_link({c, P2_PORT_S}, {cols + c, P2_PORT_S}, ov, line);
   }
 
+  void crossbar(unsigned x, unsigned y, int line) {
+    if (topo_.xbar_line)
+      fail(line, "crossbar is already given on line " + std::to_string(topo_.xbar_line));
+    if (x < 1 || x > 8 || y < 1 || y > 8)
+      fail(line, "crossbar " + std::to_string(x) + " " + std::to_string(y) +
+                     ": an SR8000 crossbar has 8 ports, so X and Y must be in 1..8");
+    if (!has_nodes())
+      set_nodes(x * y, line, "crossbar");
+    else if (topo_.nodes != x * y)
+      fail(line, "crossbar " + std::to_string(x) + " " + std::to_string(y) + " has " +
+                     std::to_string(x * y) + " nodes but 'nodes' on line " +
+                     std::to_string(nodes_line_) + " says " + std::to_string(topo_.nodes));
+    topo_.xbar_x = x;
+    topo_.xbar_y = y;
+    topo_.xbar_line = line;
+  }
+
   void set_overrides(const PortRef& p, const Overrides& ov, int line) {
     require_nodes(line, "set");
     check_node(p.node, line);
@@ -177,9 +194,11 @@ class Builder {
     l->set_line = line;
   }
 
-  Topology finish() {
+  // `cabled`: the nodes are joined by PEACH2 cables, so each must reach node
+  // 0 over them (a topology of other devices only has none).
+  Topology finish(bool cabled = true) {
     if (!has_nodes()) fail(0, "no node count: give 'nodes N' or a generator ('torus R C', 'ring N')");
-    for (unsigned v = 1; v < topo_.nodes; ++v)
+    for (unsigned v = 1; v < topo_.nodes && cabled; ++v)
       if (topo_.hop_distance(0, v) == kUnreachable)
         fail(0, "node " + std::to_string(v) + " is not connected to node 0");
     return std::move(topo_);
@@ -226,7 +245,7 @@ std::vector<std::string> split_words(std::string_view s) {
 }  // namespace
 
 const std::vector<std::string>& known_device_kinds() {
-  static const std::vector<std::string> kinds = {"peach2"};
+  static const std::vector<std::string> kinds = {"peach2", "sr8000"};
   return kinds;
 }
 
@@ -247,7 +266,9 @@ class Parser {
       if (s.empty()) continue;
       directive(s);
     }
-    Topology t = b_.finish();
+    bool cabled = devices_.empty();
+    for (const TopoDevice& d : devices_) cabled |= d.kind == "peach2";
+    Topology t = b_.finish(cabled);
     if (!devices_.empty()) t.devices = devices_;
     return t;
   }
@@ -292,11 +313,14 @@ class Parser {
       b_.require_nodes(line_, "set");
       PortRef p = port(w[1]);
       b_.set_overrides(p, overrides(w, 2), line_);
+    } else if (d == "crossbar") {
+      arity(w, 3, "crossbar X Y");
+      b_.crossbar(number(w[1], "nodes per x-crossbar"), number(w[2], "x-crossbars"), line_);
     } else if (d == "device") {
       arity(w, 2, "device KIND");
       device(w[1]);
     } else {
-      fail("unknown directive '" + d + "' (name, nodes, torus, ring, sport, link, set, device)");
+      fail("unknown directive '" + d + "' (name, nodes, torus, ring, sport, link, set, device, crossbar)");
     }
   }
 

@@ -100,16 +100,20 @@ static int dep_cycle(const uint64_t (*next)[NCABLES / 64], int v, uint8_t *colou
     return 0;
 }
 
+/* Without routes: ranks in order along one ring, whose flows close it. */
+static double ring_share(int d, int n, int *cyclic)
+{
+    int dd = d % n, h = dd < n - dd ? dd : n - dd;
+    *cyclic = h > 1;
+    return h > 1 ? (double)h : 1.0;
+}
+
 double coll_share(int d, int n, coll_pattern pat, int *cyclic)
 {
     const p2_rt *rt = p2_rt_get();
     *cyclic = 0;
-    if (!rt || !rt->route_port || !share_comm || share_comm->size != n) {
-        /* No routes: ranks in order along one ring, whose flows close it. */
-        int dd = d % n, h = dd < n - dd ? dd : n - dd;
-        *cyclic = h > 1;
-        return h > 1 ? (double)h : 1.0;
-    }
+    if (!rt || !rt->route_port || !share_comm || share_comm->size != n)
+        return ring_share(d, n, cyclic);
     static uint16_t load[NCABLES];
     static uint64_t next[NCABLES][NCABLES / 64];
     memset(load, 0, sizeof load);
@@ -121,6 +125,8 @@ double coll_share(int d, int n, coll_pattern pat, int *cyclic)
             continue;
         int k = route_cables(rt, rt->rank_node[share_comm->world_rank[r]],
                              rt->rank_node[share_comm->world_rank[q]], cables, P2_JOB_MAX_RANKS);
+        if (k < 0) /* no PEACH2 route between them */
+            return ring_share(d, n, cyclic);
         if (k > longest)
             longest = k;
         for (int i = 0; i < k; i++) {

@@ -64,6 +64,10 @@ typedef struct p2_rt {
  * stderr, once) when the process was not started by p2run. */
 p2_rt *p2_rt_get(void);
 
+/* The node rank `rank` of the job runs on (the launcher's placement, which
+ * every rank sees alike); -1 for a rank outside 0 .. size-1. */
+int p2_rt_rank_node(const p2_rt *rt, int rank);
+
 /* Seconds on the rank's clock (the host's monotonic clock without p2run). */
 double p2_rt_wtime(void);
 /* Charges `seconds` of modelled computation to the rank's clock. */

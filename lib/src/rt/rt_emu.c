@@ -403,6 +403,14 @@ static void attach_once(void)
         fprintf(stderr, "p2: cannot attach to the p2run job: %s\n", rt_error);
 }
 
+int p2_rt_rank_node(const p2_rt *r, int rank)
+{
+    if (!r || rank < 0 || rank >= r->size)
+        return -1;
+    const rt_state *s = (const rt_state *)((const char *)r - offsetof(rt_state, pub));
+    return (int)s->job->rank_node[rank];
+}
+
 p2_rt *p2_rt_get(void)
 {
     pthread_once(&rt_once, attach_once);

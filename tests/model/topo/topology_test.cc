@@ -243,10 +243,10 @@ struct BadCase {
 // Every malformed input, with the exact message a user sees.
 const BadCase kBad[] = {
     {"unknown directive", "nodes 4\nfoo 1\n",
-     "t.topo:2: unknown directive 'foo' (name, nodes, torus, ring, sport, link, set, device)"},
+     "t.topo:2: unknown directive 'foo' (name, nodes, torus, ring, sport, link, set, device, crossbar)"},
     {"bad node count", "nodes four\n", "t.topo:1: bad number 'four' for the node count"},
     {"unknown device", "ring 4\ndevice sr9000\n",
-     "t.topo:2: unknown device 'sr9000' (known: peach2)"},
+     "t.topo:2: unknown device 'sr9000' (known: peach2, sr8000)"},
     {"device twice", "device peach2\nring 4\ndevice peach2\n",
      "t.topo:3: device 'peach2' is already given on line 1"},
     {"device arity", "ring 4\ndevice\n", "t.topo:2: expected 'device KIND'"},

@@ -1,0 +1,56 @@
+// agenda.h - actions due at given simulated times, run in (time, order of
+// scheduling) order by one SystemC method: the SR8000 units' pipelines
+// (NIA stages, link hops, barrier signals) have many stages with different
+// delays, which a single FIFO cannot order. (The same as model/ib/agenda.h.)
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <utility>
+
+#include <systemc>
+
+namespace p2 {
+
+class SrAgenda : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(SrAgenda);
+  explicit SrAgenda(sc_core::sc_module_name name) : sc_module(name) {
+    SC_METHOD(run);
+    sensitive << event_;
+    dont_initialize();
+  }
+  // Runs `f` at `when` (not before now).
+  void at(sc_core::sc_time when, std::function<void()> f) {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (when < now) when = now;
+    items_.emplace(std::make_pair(when.value(), seq_++), std::move(f));
+    arm();
+  }
+  void after(sc_core::sc_time delay, std::function<void()> f) {
+    at(sc_core::sc_time_stamp() + delay, std::move(f));
+  }
+  bool empty() const { return items_.empty(); }
+
+ private:
+  void arm() {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t due = items_.begin()->first.first;
+    event_.notify(sc_core::sc_time::from_value(due > now ? due - now : 0));
+  }
+  void run() {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    while (!items_.empty() && items_.begin()->first.first <= now) {
+      auto f = std::move(items_.begin()->second);
+      items_.erase(items_.begin());
+      f();
+    }
+    if (!items_.empty()) arm();
+  }
+  std::map<std::pair<uint64_t, uint64_t>, std::function<void()>> items_;
+  uint64_t seq_ = 0;
+  sc_core::sc_event event_;
+};
+
+}  // namespace p2

@@ -1,0 +1,93 @@
+#include "sr8000/crossbar.h"
+
+namespace p2 {
+
+void SrSwitch::packet_arrived(SrLink& from, SrPacketPtr p) {
+  stats_.packets++;
+  SrLink* in = &from;
+  agenda_.after(latency_, [this, in, p] { forward(in, p); });
+}
+
+void SrSwitch::forward(SrLink* in, SrPacketPtr p) {
+  if (p->hop + 1 < p->route.size()) {
+    SrLink* next = p->route[++p->hop];
+    const uint64_t wire = in->wire_bytes(*p);
+    next->send(std::move(p), [in, wire] { in->release(wire); });
+    return;
+  }
+  // A broadcast at the end of its point-to-point route.
+  if (serialises_)
+    serialise(in, std::move(p));
+  else
+    fan_out(in, p);
+}
+
+void SrSwitch::serialise(SrLink* in, SrPacketPtr p) {
+  const bool mine = busy_ && owner_src_ == p->src && owner_message_ == p->message;
+  if (busy_ && !mine) {
+    // Held in this input's buffer (its space stays taken) until the
+    // broadcast passing now has ended.
+    held_.push_back({sc_core::sc_time_stamp(), in, std::move(p)});
+    return;
+  }
+  busy_ = !p->last;
+  owner_src_ = p->src;
+  owner_message_ = p->message;
+  fan_out(in, p);
+  // The broadcast ended: let the next one through, packet by packet, in the
+  // order they came, as long as it owns the crossbar.
+  while (!busy_ && !held_.empty()) {
+    Held h = std::move(held_.front());
+    held_.pop_front();
+    stats_.serial_wait += sc_core::sc_time_stamp() - h.since;
+    busy_ = !h.p->last;
+    owner_src_ = h.p->src;
+    owner_message_ = h.p->message;
+    fan_out(h.in, h.p);
+    // Packets of the new owner already waiting go right after it.
+    for (auto it = held_.begin(); busy_ && it != held_.end();) {
+      if (it->p->src == owner_src_ && it->p->message == owner_message_) {
+        stats_.serial_wait += sc_core::sc_time_stamp() - it->since;
+        busy_ = !it->p->last;
+        fan_out(it->in, it->p);
+        it = held_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+}
+
+void SrSwitch::fan_out(SrLink* in, const SrPacketPtr& p) {
+  const bool to_rows = role_ == Role::Serialiser;
+  std::vector<SrLink*> targets;
+  for (unsigned i = 0; i < down_.size(); ++i) {
+    if (!down_[i]) continue;
+    bool member = false;
+    if (to_rows) {
+      for (unsigned c = 0; c < config_.x; ++c)
+        member |= (p->group >> (i * config_.x + c)) & 1u;
+    } else {
+      member = ((p->group >> i) & 1u) && i != p->src;
+    }
+    if (member) targets.push_back(down_[i]);
+  }
+  const uint64_t wire = in->wire_bytes(*p);
+  if (targets.empty()) {
+    in->release(wire);
+    return;
+  }
+  // The input's space goes back once the last copy's tail has left.
+  auto copies_left = std::make_shared<size_t>(targets.size());
+  for (SrLink* down : targets) {
+    auto copy = std::make_shared<SrPacket>(*p);
+    copy->route.assign(1, down);
+    copy->hop = 0;
+    stats_.broadcast_copies++;
+    down->send(std::move(copy), [in, wire, copies_left] {
+      if (--*copies_left == 0) in->release(wire);
+    });
+  }
+}
+
+}  // namespace p2

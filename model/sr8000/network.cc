@@ -1,0 +1,234 @@
+#include "sr8000/network.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace p2 {
+
+namespace {
+
+double us(sc_core::sc_time t) { return t.to_seconds() * 1e6; }
+
+std::string register_name(uint64_t off) {
+  char out[64];
+  static const char* const fixed[] = {"ID", "NODE_ID", "NUM_NODES", "SHAPE", "ERROR", "ERRORS",
+                                      "KICKS", "KICKS_REUSED"};
+  if (off < 0x40 && off % 8 == 0) return fixed[off / 8];
+  if (off >= SR_REG_AREA_BASE(0) && off < SR_REG_AREA_BASE(SR_AREAS)) {
+    std::snprintf(out, sizeof out, "AREA%u %s", static_cast<unsigned>((off - 0x100) / 0x10),
+                  (off - 0x100) % 0x10 ? "SIZE" : "BASE");
+    return out;
+  }
+  if (off == SR_REG_KICK) return "KICK";
+  if (off == SR_REG_BCAST_KICK) return "BCAST_KICK";
+  if (off >= SR_REG_GROUP(0) && off < SR_REG_GROUP(SR_COLORS)) {
+    static const char* const per[] = {"GROUP", "GROUP_STATUS", "BAR_ARRIVE", "BAR_STATE",
+                                      "BCAST_ARM", "BCAST_ARM_SIZE", "BCAST_STATE", "+0x38"};
+    std::snprintf(out, sizeof out, "%s(%u)", per[(off - 0x400) % 0x40 / 8],
+                  static_cast<unsigned>((off - 0x400) / 0x40));
+    return out;
+  }
+  std::snprintf(out, sizeof out, "register 0x%" PRIx64, off);
+  return out;
+}
+
+}  // namespace
+
+// ---- The NIA as a node device ----------------------------------------------------
+
+bool Sr8000Device::access_ok(unsigned bar, uint64_t offset, uint64_t len) const {
+  return bar == SR_BAR_REGS && len == 8 && offset % 8 == 0 && offset < SR_REGS_SIZE;
+}
+
+void Sr8000Device::mmio_write(unsigned, uint64_t offset, uint64_t value) {
+  nia_.mmio_write(offset, value);
+}
+
+void Sr8000Device::mmio_read(unsigned, uint64_t offset, std::function<void(uint64_t, bool)> done) {
+  nia_.mmio_read(offset, std::move(done));
+}
+
+void Sr8000Device::bar_write(unsigned, uint64_t, const uint8_t*, uint32_t) {
+  // The NIA has no store window (access_ok refuses every such store).
+}
+
+uint64_t Sr8000Device::peek(unsigned bar, uint64_t offset) const {
+  return bar == SR_BAR_REGS ? nia_.peek(offset) : 0;
+}
+
+void Sr8000Device::set_change_observer(std::function<void()> f) {
+  nia_.set_change_observer(std::move(f));
+}
+
+std::string Sr8000Device::describe(unsigned bar, uint64_t offset) const {
+  if (bar == SR_BAR_REGS) return register_name(offset);
+  return "BAR" + std::to_string(bar);
+}
+
+std::string Sr8000Device::describe_memory_wait(uint64_t addr, uint64_t mask, uint64_t value) const {
+  std::string what = nia_.describe_word(addr);
+  if (what.empty()) return "";
+  char tail[96];
+  std::snprintf(tail, sizeof tail, " (word & 0x%llx == 0x%llx)", static_cast<unsigned long long>(mask),
+                static_cast<unsigned long long>(value));
+  return what + tail;
+}
+
+// ---- The network -------------------------------------------------------------------
+
+Sr8000Network::Sr8000Network(const Topology& topo, int line, const Params& params,
+                             std::vector<std::unique_ptr<Host>>& hosts)
+    : config_(Sr8000Config::make(params, topo, line)) {
+  const unsigned n = config_.nodes;
+  agenda_ = std::make_unique<SrAgenda>("sr8000_agenda");
+  barrier_ = std::make_unique<SrBarrierUnit>(
+      config_, *agenda_, [this](unsigned node, unsigned c, unsigned st) { nias_[node]->barrier_released(c, st); });
+  for (unsigned i = 0; i < n; ++i) {
+    nias_.push_back(std::make_unique<Nia>(i, config_, *hosts[i], *agenda_, *this));
+    devices_.push_back(std::make_unique<Sr8000Device>(*nias_.back()));
+  }
+  for (unsigned r = 0; r < config_.y; ++r)
+    xbar_x_.push_back(std::make_unique<SrSwitch>("xbar_x" + std::to_string(r), SrSwitch::Role::XCrossbar,
+                                                 r, config_, *agenda_, config_.xbar_latency));
+  if (config_.two_d()) {
+    for (unsigned c = 0; c < config_.x; ++c)
+      xbar_y_.push_back(std::make_unique<SrSwitch>("xbar_y" + std::to_string(c),
+                                                   SrSwitch::Role::YCrossbar, c, config_, *agenda_,
+                                                   config_.xbar_latency));
+    serialiser_ = std::make_unique<SrSwitch>("xbar_serial", SrSwitch::Role::Serialiser, 0, config_,
+                                             *agenda_, config_.xbar_latency);
+    for (unsigned i = 0; i < n; ++i)
+      routers_.push_back(std::make_unique<SrSwitch>("node" + std::to_string(i) + "_router",
+                                                    SrSwitch::Role::Router, i, config_, *agenda_,
+                                                    config_.router_latency));
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    const std::string node = "node" + std::to_string(i);
+    SrSink* router = config_.two_d() ? routers_[i].get() : nullptr;
+    up_x_.push_back(std::make_unique<SrLink>(node + "_to_xbar_x", config_, *agenda_,
+                                             *xbar_x_[config_.row(i)], SrLink::Deliver::Head));
+    down_x_.push_back(std::make_unique<SrLink>("xbar_x_to_" + node, config_, *agenda_, *nias_[i],
+                                               SrLink::Deliver::Tail, router));
+    if (config_.two_d()) {
+      up_y_.push_back(std::make_unique<SrLink>(node + "_to_xbar_y", config_, *agenda_,
+                                               *xbar_y_[config_.col(i)], SrLink::Deliver::Head));
+      down_y_.push_back(std::make_unique<SrLink>("xbar_y_to_" + node, config_, *agenda_, *nias_[i],
+                                                 SrLink::Deliver::Tail, router));
+    }
+  }
+  if (config_.two_d()) {
+    std::vector<SrLink*> rows;
+    for (unsigned r = 0; r < config_.y; ++r) {
+      x_to_s_.push_back(std::make_unique<SrLink>("xbar_x" + std::to_string(r) + "_to_serial", config_,
+                                                 *agenda_, *serialiser_, SrLink::Deliver::Head));
+      s_to_x_.push_back(std::make_unique<SrLink>("serial_to_xbar_x" + std::to_string(r), config_,
+                                                 *agenda_, *xbar_x_[r], SrLink::Deliver::Head));
+      rows.push_back(s_to_x_.back().get());
+    }
+    serialiser_->set_fanout(rows, true);
+  }
+  for (unsigned r = 0; r < config_.y; ++r) {
+    std::vector<SrLink*> down(n, nullptr);
+    for (unsigned i = 0; i < n; ++i)
+      if (config_.row(i) == r) down[i] = down_x_[i].get();
+    xbar_x_[r]->set_fanout(down, !config_.two_d());
+  }
+}
+
+Sr8000Network::~Sr8000Network() = default;
+
+std::vector<SrLink*> Sr8000Network::route(unsigned src, unsigned dst) const {
+  if (src == dst) return {};
+  if (config_.row(src) == config_.row(dst)) return {up_x_[src].get(), down_x_[dst].get()};
+  if (config_.col(src) == config_.col(dst)) return {up_y_[src].get(), down_y_[dst].get()};
+  // x first, to the node of the destination's column in this row; then y.
+  const unsigned turn = config_.row(src) * config_.x + config_.col(dst);
+  return {up_x_[src].get(), down_x_[turn].get(), up_y_[turn].get(), down_y_[dst].get()};
+}
+
+std::vector<SrLink*> Sr8000Network::broadcast_route(unsigned src) const {
+  if (!config_.two_d()) return {up_x_[src].get()};
+  return {up_x_[src].get(), x_to_s_[config_.row(src)].get()};
+}
+
+std::vector<const SrLink*> Sr8000Network::all_links() const {
+  std::vector<const SrLink*> out;
+  for (const auto* v : {&up_x_, &down_x_, &up_y_, &down_y_, &x_to_s_, &s_to_x_})
+    for (const auto& l : *v) out.push_back(l.get());
+  return out;
+}
+
+std::string Sr8000Network::describe_stall() {
+  std::string out;
+  for (const SrLink* l : all_links())
+    if (l->queued())
+      out += (out.empty() ? "" : ", ") + l->name() + " (" + std::to_string(l->queued()) + " packets)";
+  return out.empty() ? "" : "SR8000 packets wait for input-buffer credits that never come back: " + out;
+}
+
+uint64_t Sr8000Network::tlps_created() const {
+  uint64_t n = 0;
+  for (const auto& nia : nias_) n += nia->stats().packets_sent;
+  return n;
+}
+
+void Sr8000Network::write_node_table(std::ostream& out) const {
+  out << "sr8000 link (transmitting)        packets      payload B     wire B   busy us  wait us\n";
+  for (const SrLink* l : all_links()) {
+    const SrLinkStats& s = l->stats();
+    if (s.packets == 0) continue;
+    char line[256];
+    std::snprintf(line, sizeof line, "%-30s %9llu %14llu %10llu %9.3f %8.3f\n", l->name().c_str(),
+                  static_cast<unsigned long long>(s.packets),
+                  static_cast<unsigned long long>(s.payload_bytes),
+                  static_cast<unsigned long long>(s.wire_bytes), us(s.busy), us(s.wait));
+    out << line;
+  }
+  out << "\nnode  kicks  reused  tcw errs  packets out   bytes out  packets in  rx errs  bcasts  barriers\n";
+  for (unsigned i = 0; i < nias_.size(); ++i) {
+    const SrNiaStats& s = nias_[i]->stats();
+    char line[256];
+    std::snprintf(line, sizeof line, "%4u %6llu %7llu %9llu %12llu %11llu %11llu %8llu %7llu %9llu\n", i,
+                  static_cast<unsigned long long>(s.kicks),
+                  static_cast<unsigned long long>(s.kicks_reused),
+                  static_cast<unsigned long long>(s.tcw_errors),
+                  static_cast<unsigned long long>(s.packets_sent),
+                  static_cast<unsigned long long>(s.bytes_sent),
+                  static_cast<unsigned long long>(s.packets_received),
+                  static_cast<unsigned long long>(s.rx_errors),
+                  static_cast<unsigned long long>(s.broadcasts_received),
+                  static_cast<unsigned long long>(s.barriers));
+    out << line;
+  }
+}
+
+void Sr8000Network::write_node_json(std::ostream& out, unsigned i) const {
+  const SrNiaStats& s = nias_[i]->stats();
+  out << "\"nia\": {\"kicks\": " << s.kicks << ", \"kicks_reused\": " << s.kicks_reused
+      << ", \"tcw_errors\": " << s.tcw_errors << ", \"packets_sent\": " << s.packets_sent
+      << ", \"bytes_sent\": " << s.bytes_sent << ", \"packets_received\": " << s.packets_received
+      << ", \"bytes_received\": " << s.bytes_received << ", \"rx_errors\": " << s.rx_errors
+      << ", \"broadcasts_sent\": " << s.broadcasts_sent
+      << ", \"broadcasts_received\": " << s.broadcasts_received << ", \"barriers\": " << s.barriers
+      << ", \"mean_tcw_us\": "
+      << (s.kicks ? us(s.tcw_latency_total) / static_cast<double>(s.kicks) : 0.0) << "}";
+  // The node's own links (crossbar-to-crossbar links are in the text table).
+  out << ", \"sr8000_links\": {";
+  const std::pair<const char*, const SrLink*> own[] = {
+      {"to_xbar_x", up_x_[i].get()},
+      {"from_xbar_x", down_x_[i].get()},
+      {"to_xbar_y", config_.two_d() ? up_y_[i].get() : nullptr},
+      {"from_xbar_y", config_.two_d() ? down_y_[i].get() : nullptr}};
+  bool first = true;
+  for (const auto& [name, link] : own) {
+    if (!link) continue;
+    const SrLinkStats& l = link->stats();
+    out << (first ? "" : ", ") << "\"" << name << "\": {\"packets\": " << l.packets
+        << ", \"payload_bytes\": " << l.payload_bytes << ", \"wire_bytes\": " << l.wire_bytes
+        << ", \"busy_us\": " << us(l.busy) << ", \"wait_us\": " << us(l.wait) << "}";
+    first = false;
+  }
+  out << "}";
+}
+
+}  // namespace p2

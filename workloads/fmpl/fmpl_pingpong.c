@@ -1,0 +1,180 @@
+/*
+ * fmpl_pingpong - FMPL latency and throughput between two ranks of an SR8000
+ * cluster, in simulated time.
+ *
+ *   p2run --topology sr8000-8.topo -n 2 -- fmpl_pingpong [-p A,B]
+ *         [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-c 1|0]
+ *         [--csv FILE] [--json FILE]
+ *
+ * Rank A sends `size` bytes with fmpl_send (zero copy, one round trip: B's
+ * fmpl_recv posts its header into A's matching slot, A's NIA writes the data
+ * straight into B's buffer, then B's flag); B sends them back the same way
+ * from where they landed. Latency is half the round trip (OSU), throughput
+ * size / latency. Every rank calls fmpl_init; ranks other than A and B only
+ * wait in fmpl_finalize. With -c 1 A's message changes every iteration and
+ * the echo is checked byte for byte.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fmpl.h"
+#include "p2.h"
+#include "wl_options.h"
+#include "wl_report.h"
+
+#define PROGRAM "fmpl_pingpong"
+#define SLOT 0
+#define LARGE_MESSAGE_BYTES (1u << 20)
+#define LARGE_MESSAGE_DIVISOR 10
+
+static const char *pair_text = "0,1";
+
+static const wl_option options[] = {
+    {"-p", WL_OPTION_STRING, &pair_text, "A,B", "the two ranks (A pings and times; default 0,1)"},
+};
+static const wl_program program = {PROGRAM, "FMPL ping-pong on the SR8000 NIA (simulated time)",
+                                   options, sizeof options / sizeof options[0]};
+
+enum { COL_BYTES, COL_ITERS, COL_LATENCY, COL_BANDWIDTH, COL_ERRORS, COL_WALL, COLUMN_COUNT };
+static const wl_column columns[COLUMN_COUNT] = {
+    [COL_BYTES] = {"bytes", WL_COLUMN_INTEGER, 10, 0},
+    [COL_ITERS] = {"iters", WL_COLUMN_INTEGER, 5, 0},
+    [COL_LATENCY] = {"latency_us", WL_COLUMN_REAL, 10, 3},
+    [COL_BANDWIDTH] = {"bandwidth_MBps", WL_COLUMN_REAL, 14, 1},
+    [COL_ERRORS] = {"errors", WL_COLUMN_INTEGER, 6, 0},
+    [COL_WALL] = {"wall_s", WL_COLUMN_REAL, 8, 3},
+};
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int fail(const char *what, int ier)
+{
+    fprintf(stderr, "%s: rank %d: %s: %s\n", PROGRAM, fmpl_myrank(), what, fmpl_error_string(ier));
+    return WL_EXIT_FAILURE;
+}
+
+static uint8_t pattern(uint64_t i, uint64_t iter) { return (uint8_t)(i * 131u + iter * 7u + 1u); }
+
+int main(int argc, char **argv)
+{
+    wl_common_options o;
+    wl_options_defaults(&o);
+    char error[256];
+    switch (wl_parse(&program, argc, argv, &o, error, sizeof error)) {
+    case WL_PARSE_HELP: wl_usage(&program, stdout); return WL_EXIT_OK;
+    case WL_PARSE_ERROR: wl_usage_error(&program, error); return WL_EXIT_USAGE;
+    default: break;
+    }
+    int a = 0, b = 1, end = 0, ier;
+    int nprocs = fmpl_nprocs(), me = fmpl_myrank();
+    if (nprocs == 0) { /* no NIA: fmpl_init says why */
+        fmpl_init(NULL, NULL, 1, &ier);
+        return fail("fmpl_init", ier);
+    }
+    if (sscanf(pair_text, "%d,%d%n", &a, &b, &end) != 2 || pair_text[end] != '\0' || a == b || a < 0 ||
+        b < 0 || a >= nprocs || b >= nprocs) {
+        snprintf(error, sizeof error, "-p: '%s' is not two different ranks below %d", pair_text, nprocs);
+        wl_usage_error(&program, error);
+        return WL_EXIT_USAGE;
+    }
+    fmpl_match_t *ma = fmpl_malloc(FMPL_AREA_SLOTS(1, nprocs) * sizeof *ma);
+    fmpl_flag_t *fa = fmpl_malloc(FMPL_AREA_SLOTS(1, nprocs) * sizeof *fa);
+    uint8_t *buf = fmpl_malloc(o.max_bytes);
+    if (!ma || !fa || !buf)
+        return fail("fmpl_malloc", FMPL_ERR_NO_MEMORY);
+    fmpl_init(ma, fa, 1, &ier);
+    if (ier != FMPL_SUCCESS)
+        return fail("fmpl_init", ier);
+
+    wl_report *report = NULL;
+    if (me == a) {
+        report = wl_report_open("FMPL ping-pong on the SR8000, simulated time (latency = half the round trip)",
+                                columns, COLUMN_COUNT, o.csv_path, o.json_path, error, sizeof error);
+        if (!report) {
+            wl_usage_error(&program, error);
+            return WL_EXIT_USAGE;
+        }
+        wl_report_meta(report, "ranks", "%d", nprocs);
+        wl_report_meta(report, "pair", "%d <-> %d (rank %d pings and times)", a, b, a);
+        wl_report_meta(report, "iterations", "%d timed + %d warm-up per size (a tenth above 1M)",
+                       o.iterations, o.warmup);
+        wl_report_meta(report, "check", "%s", o.check ? "on" : "off");
+        wl_report_meta(report, "time", "p2_wtime(), simulated; wall_s is host time per row");
+    }
+    uint64_t wrong = 0;
+    int status = WL_EXIT_OK;
+    if (me == a || me == b) {
+        int peer = me == a ? b : a;
+        for (uint64_t bytes = o.min_bytes;; bytes *= (uint64_t)o.factor) {
+            if (bytes > o.max_bytes)
+                break;
+            int iters = bytes > LARGE_MESSAGE_BYTES ? (o.iterations + LARGE_MESSAGE_DIVISOR - 1) / LARGE_MESSAGE_DIVISOR
+                                                    : o.iterations;
+            int warm = bytes > LARGE_MESSAGE_BYTES ? (o.warmup ? 1 : 0) : o.warmup;
+            double wall0 = wall_seconds(), t0 = 0;
+            uint64_t bad = 0;
+            for (int it = -warm; it < iters; it++) {
+                if (it == 0)
+                    t0 = p2_wtime();
+                if (me == a) {
+                    if (o.check)
+                        for (uint64_t i = 0; i < bytes; i++)
+                            buf[i] = pattern(i, (uint64_t)(it + warm));
+                    fmpl_send(buf, bytes, peer, SLOT, &ier);
+                    if (ier != FMPL_SUCCESS)
+                        return fail("fmpl_send", ier);
+                    if (o.check)
+                        memset(buf, 0, bytes);
+                    fmpl_recv(buf, bytes, peer, SLOT, &ier);
+                    if (ier != FMPL_SUCCESS)
+                        return fail("fmpl_recv", ier);
+                    if (o.check)
+                        for (uint64_t i = 0; i < bytes; i++)
+                            bad += buf[i] != pattern(i, (uint64_t)(it + warm));
+                } else {
+                    fmpl_recv(buf, bytes, peer, SLOT, &ier);
+                    if (ier != FMPL_SUCCESS)
+                        return fail("fmpl_recv", ier);
+                    fmpl_send(buf, bytes, peer, SLOT, &ier);
+                    if (ier != FMPL_SUCCESS)
+                        return fail("fmpl_send", ier);
+                }
+            }
+            if (me == a) {
+                double lat = (p2_wtime() - t0) / (2.0 * iters);
+                wl_cell row[COLUMN_COUNT] = {
+                    [COL_BYTES] = {.integer = (int64_t)bytes},
+                    [COL_ITERS] = {.integer = iters},
+                    [COL_LATENCY] = {.real = lat * WL_US_PER_S},
+                    [COL_BANDWIDTH] = {.real = (double)bytes / lat / 1e6},
+                    [COL_ERRORS] = {.integer = (int64_t)bad},
+                    [COL_WALL] = {.real = wall_seconds() - wall0},
+                };
+                wl_report_row(report, row);
+                wrong += bad;
+            }
+            if (bytes == o.max_bytes)
+                break;
+        }
+    }
+    fmpl_finalize(&ier);
+    if (ier != FMPL_SUCCESS)
+        return fail("fmpl_finalize", ier);
+    if (me == a) {
+        if (wl_report_close(report) != 0)
+            status = WL_EXIT_FAILURE;
+        if (wrong) {
+            fprintf(stderr, "%s: %llu wrong bytes received\n", PROGRAM, (unsigned long long)wrong);
+            status = WL_EXIT_FAILURE;
+        }
+    }
+    return status;
+}
