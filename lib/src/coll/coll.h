@@ -252,9 +252,11 @@ double coll_share(int d, int n, coll_pattern pat, int *cyclic);
  * (8 KiB per 4-hop flow) and runs at 1 KiB; dissemination allreduce deadlocks
  * at 8 KiB per flow and, after other traffic, at 4000 B; the ring allgather
  * on the Gray-code map (whose rank-order neighbours are up to 4 hops apart)
- * at 32 KiB, although the cables of its routes close no cycle: some
- * dependency this analysis does not follow (through the boards' host ports,
- * perhaps) joins them; so paths of 4 cables or more count as a cycle, which
+ * at 32 KiB, although the cables of its own routes close no cycle: most
+ * likely another message (a barrier token or ready word of a rank already
+ * past the collective, its next step) sits at the head of one board's FIFO
+ * and closes it, which this per-step analysis does not see; so paths of 4
+ * cables or more count as a cycle, which
  * fits every case measured (recursive doubling on that map, 3-cable paths at
  * most, runs up to 4 MiB; the ring on the identity map, 2 at most, too).
  * 2 KiB per flow keeps a margin. Above it the cost model prices
