@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763033ULL /* "P2JOBv03" */
+#define P2_JOB_MAGIC 0x50324a4f42763034ULL /* "P2JOBv04" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
@@ -71,8 +71,24 @@ typedef enum p2_chan_op {
     P2_CHAN_WAIT_MEM = 6,   /* blocking, no device: until (the 8-byte word at bus address a
                                of the node's memory & mask c) == value b;
                                flags P2_CHAN_WAIT_BLOCK, else a test */
-    P2_CHAN_EXIT = 7        /* posted: the rank is leaving at this stamp */
+    P2_CHAN_EXIT = 7,       /* posted: the rank is leaving at this stamp */
+    P2_CHAN_GPU_REGISTER = 8,  /* blocking, no device: back [a, a + b) of the node's GPU
+                                  window (offsets from its start) with real GPU memory;
+                                  data holds a p2_chan_gpu_ipc (README, CUDA) */
+    P2_CHAN_GPU_UNREGISTER = 9 /* blocking: end the range registered at window offset a
+                                  (answered once the simulator closed its mapping, so
+                                  that the rank may cudaFree the memory then) */
 } p2_chan_op;
+
+/* P2_CHAN_GPU_REGISTER's data: the CUDA IPC handle of the allocation
+ * (cudaIpcMemHandle_t / CUipcMemHandle bytes), where the range starts in it,
+ * and the CUDA device ordinal the rank sees it on. */
+typedef struct p2_chan_gpu_ipc {
+    uint8_t handle[64];
+    uint64_t alloc_offset;
+    int32_t ordinal;
+    uint32_t reserved;
+} p2_chan_gpu_ipc;
 
 /* Devices a node may have (the topology's `device` lines), each named by a
  * short word the library asks for ("peach2"). */
@@ -85,7 +101,8 @@ typedef enum p2_chan_op {
 
 static inline int p2_chan_op_blocks(uint32_t op)
 {
-    return op == P2_CHAN_MMIO_READ || op == P2_CHAN_WAIT_REG || op == P2_CHAN_WAIT_MEM;
+    return op == P2_CHAN_MMIO_READ || op == P2_CHAN_WAIT_REG || op == P2_CHAN_WAIT_MEM ||
+           op == P2_CHAN_GPU_REGISTER || op == P2_CHAN_GPU_UNREGISTER;
 }
 
 typedef struct p2_chan_req {
@@ -100,6 +117,7 @@ typedef struct p2_chan_req {
     uint8_t data[P2_CHAN_DATA_BYTES];
 } p2_chan_req;
 P2_STATIC_ASSERT(sizeof(p2_chan_req) == 48 + P2_CHAN_DATA_BYTES, "request layout");
+P2_STATIC_ASSERT(sizeof(p2_chan_gpu_ipc) <= P2_CHAN_DATA_BYTES, "GPU registration fits a request");
 
 /* Response status (the values of the library's p2_wait_result). */
 typedef enum p2_chan_status {
@@ -199,6 +217,10 @@ typedef struct p2_job {
      * cabled to (255: none) */
     uint8_t route_port[P2_JOB_MAX_RANKS][P2_JOB_MAX_RANKS];
     uint8_t port_peer[P2_JOB_MAX_RANKS][4];
+    /* the CUDA runtime's costs (lib/cuda): latencies in ps, rates in bytes/s */
+    uint64_t cuda_h2d_ps, cuda_d2h_ps, cuda_d2d_ps, cuda_d2d_reg_ps, cuda_memset_ps;
+    uint64_t cuda_launch_ps;
+    double cuda_h2d_bps, cuda_d2h_bps, cuda_pageable_bps, cuda_d2d_bps, cuda_memset_bps;
 
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;

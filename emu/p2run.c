@@ -3,7 +3,7 @@
  *
  *   p2run -n N [--topology FILE] [--map FILE] [--routing POLICY] [--params FILE]
  *         [--clock model|cpu] [--trace FILE] [--stats FILE] [--timeout SECONDS]
- *         [--launcher mpirun] -- PROGRAM [ARGS...]
+ *         [--launcher mpirun] [--gpu real|emulated|auto] -- PROGRAM [ARGS...]
  *
  * Creates the job segment (channel.h), starts the simulator (p2sim) and, once it
  * is ready, the N rank processes (or `mpirun -np N`, whose ranks attach with
@@ -21,6 +21,7 @@
  * a grace period) and every shared-memory object of the job is removed.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -63,7 +64,7 @@ enum {
 
 typedef struct options {
     int nranks;
-    const char *topology, *map, *routing, *params, *clock, *trace, *stats, *launcher;
+    const char *topology, *map, *routing, *params, *clock, *trace, *stats, *launcher, *gpu;
     double timeout_s;
     char **program; /* PROGRAM ARGS..., NULL-terminated */
 } options;
@@ -94,7 +95,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: p2run -n N [--topology FILE] [--map FILE] [--routing POLICY] [--params FILE]\n"
             "             [--clock model|cpu] [--trace FILE] [--stats FILE] [--timeout SECONDS]\n"
-            "             [--launcher mpirun] -- PROGRAM [ARGS...]\n"
+            "             [--launcher mpirun] [--gpu real|emulated|auto] -- PROGRAM [ARGS...]\n"
             "Runs PROGRAM as N ranks of a virtual PEACH2 cluster simulated by p2sim.\n"
             "  -n N               ranks (1..%d), one per node of the topology\n"
             "  --topology FILE    cluster topology (default: %s from $P2_TOPOLOGY_DIR,\n"
@@ -108,7 +109,10 @@ static void usage(FILE *out)
             "  --stats FILE       per-link and per-chip statistics as JSON\n"
             "  --timeout SECONDS  end the job (status 124) after this much wall time,\n"
             "                     the simulator's start-up included\n"
-            "  --launcher mpirun  start the ranks with Open MPI's mpirun\n",
+            "  --launcher mpirun  start the ranks with Open MPI's mpirun\n"
+            "  --gpu MODE         CUDA runtime of the ranks: real (the GPU's), emulated\n"
+            "                     (GPU memory in the model, no kernels), auto (default:\n"
+            "                     emulated unless a GPU is usable)\n",
             P2_JOB_MAX_RANKS, P2RUN_DEFAULT_TOPOLOGY);
 }
 
@@ -126,6 +130,7 @@ static int parse_options(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     o->clock = "model";
+    o->gpu = "auto";
     int i = 1;
     for (; i < argc; i++) {
         char *arg = argv[i];
@@ -145,7 +150,8 @@ static int parse_options(int argc, char **argv, options *o)
         } flags[] = {{"--topology", &o->topology}, {"--map", &o->map},
                      {"--routing", &o->routing},   {"--params", &o->params},
                      {"--clock", &o->clock},       {"--trace", &o->trace},
-                     {"--stats", &o->stats},       {"--launcher", &o->launcher}};
+                     {"--stats", &o->stats},       {"--launcher", &o->launcher},
+                     {"--gpu", &o->gpu}};
         const char *value = NULL, *timeout = NULL, *n = NULL;
         char name[64];
         const char *eq = strchr(arg, '=');
@@ -203,6 +209,9 @@ static int parse_options(int argc, char **argv, options *o)
         return usage_error("-n N is required%s%s", "", "");
     if (strcmp(o->clock, "model") != 0 && strcmp(o->clock, "cpu") != 0)
         return usage_error("--clock: '%s' is not 'model' or 'cpu'%s", o->clock, "");
+    if (strcmp(o->gpu, "real") != 0 && strcmp(o->gpu, "emulated") != 0 &&
+        strcmp(o->gpu, "auto") != 0)
+        return usage_error("--gpu: '%s' is not 'real', 'emulated' or 'auto'%s", o->gpu, "");
     if (o->launcher && strcmp(o->launcher, "mpirun") != 0)
         return usage_error("--launcher: '%s' is not supported (only 'mpirun')%s", o->launcher,
                            "");
@@ -438,6 +447,165 @@ static int find_mpi_clock(char *out, size_t outlen)
                         "libp2mpiclock.so", R_OK, NULL, out, outlen);
 }
 
+/* ---- The ranks' CUDA runtime ------------------------------------------------- */
+
+#ifndef P2_CUDART_SONAME
+#define P2_CUDART_SONAME "libcudart.so"
+#endif
+
+/* Whether the file at `path` contains `needle` (a crude but cheap look at a
+ * program's dynamic section strings). */
+static int file_contains(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = strlen(needle), have = 0, got;
+    char buf[1 << 16];
+    int found = 0;
+    while (!found && (got = fread(buf + have, 1, sizeof buf - have, f)) > 0) {
+        have += got;
+        found = memmem(buf, have, needle, n) != NULL;
+        if (have > n) { /* keep the tail: a match may straddle reads */
+            memmove(buf, buf + have - (n - 1), n - 1);
+            have = n - 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The program's path as execvp would find it ("" if not found). */
+static void program_path(const char *prog, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    if (strchr(prog, '/')) {
+        snprintf(out, outlen, "%s", prog);
+        return;
+    }
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        snprintf(out, outlen, "%.*s/%s", (int)len, path, prog);
+        if (access(out, X_OK) == 0)
+            return;
+        path = colon ? colon + 1 : NULL;
+    }
+    out[0] = '\0';
+}
+
+/* The emulated runtime's directory: $P2_CUDA_EMU_DIR, else installed beside
+ * p2run (../lib/peach2sim/cuda), else the build tree's. 0 if none holds it. */
+static int find_cuda_emu(char *out, size_t outlen)
+{
+    char lib[PATH_MAX + 64];
+    const char *env = getenv("P2_CUDA_EMU_DIR");
+    if (env && *env) {
+        snprintf(out, outlen, "%s", env);
+        snprintf(lib, sizeof lib, "%s/%s", out, P2_CUDART_SONAME);
+        return access(lib, R_OK) == 0;
+    }
+#ifdef P2_INSTALL_CUDA_EMU_REL
+    if (self_dir()[0]) {
+        snprintf(out, outlen, "%s/%s", self_dir(), P2_INSTALL_CUDA_EMU_REL);
+        snprintf(lib, sizeof lib, "%s/%s", out, P2_CUDART_SONAME);
+        if (access(lib, R_OK) == 0)
+            return 1;
+    }
+#endif
+#ifdef P2_CUDA_EMU_BUILD_DIR
+    if (in_build_tree()) {
+        snprintf(out, outlen, "%s", P2_CUDA_EMU_BUILD_DIR);
+        snprintf(lib, sizeof lib, "%s/%s", out, P2_CUDART_SONAME);
+        if (access(lib, R_OK) == 0)
+            return 1;
+    }
+#endif
+    return 0;
+}
+
+/* Whether a GPU is usable: the driver's device node exists and the driver
+ * library, in a child (so p2run never initialises CUDA itself), finds a
+ * device. *why says why not. */
+static int gpu_usable(char *why, size_t whylen)
+{
+    if (access("/dev/nvidia0", F_OK) != 0 || access("/dev/nvidiactl", F_OK) != 0) {
+        snprintf(why, whylen, "no /dev/nvidia0");
+        return 0;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+            _exit(2);
+        int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
+        int (*cu_count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
+        int n = 0;
+        if (!cu_init || !cu_count || cu_init(0) != 0 || cu_count(&n) != 0 || n < 1)
+            _exit(3);
+        _exit(0);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+        snprintf(why, whylen, "cannot probe the driver");
+        return 0;
+    }
+    if (WEXITSTATUS(status) == 2)
+        snprintf(why, whylen, "no driver library libcuda.so.1");
+    else if (WEXITSTATUS(status) != 0)
+        snprintf(why, whylen, "the driver finds no device");
+    return WEXITSTATUS(status) == 0;
+}
+
+/* --gpu: picks the ranks' CUDA runtime and says which in one line, for
+ * programs that use CUDA (or when --gpu was given). For the emulated one,
+ * puts its directory first on LD_LIBRARY_PATH (inherited by the ranks and by
+ * mpirun). Returns 0, or P2RUN_NOEXEC when the forced choice is impossible. */
+static int select_gpu(const options *o)
+{
+    char path[PATH_MAX], why[128] = "";
+    program_path(o->program[0], path, sizeof path);
+    int uses_cuda = path[0] && file_contains(path, "libcudart.so");
+    int explicit_choice = strcmp(o->gpu, "auto") != 0;
+    /* The static runtime carries its error names (a program that only uses
+     * the driver API, libcuda.so.1, does not). */
+    if (path[0] && !uses_cuda && file_contains(path, "cudaErrorInsufficientDriver"))
+        fprintf(stderr, "p2run: warning: %s seems to link the CUDA runtime statically (nvcc's "
+                        "default); build it with -cudart shared so that p2run can choose its "
+                        "runtime\n", o->program[0]);
+    if (!uses_cuda && !explicit_choice)
+        return 0;
+    int usable = strcmp(o->gpu, "emulated") != 0 && gpu_usable(why, sizeof why);
+    if (strcmp(o->gpu, "real") == 0 || usable) {
+        /* Forced onto a machine without a usable GPU, the ranks' runtime will
+         * say so itself; the line says why already. */
+        fprintf(stderr, "p2run: GPU: the real CUDA runtime (%s%s)\n",
+                !explicit_choice ? "a GPU is usable" : usable ? "--gpu real" : "--gpu real; no usable GPU: ",
+                explicit_choice && !usable ? why : "");
+        return 0;
+    }
+    char dir[PATH_MAX];
+    if (!find_cuda_emu(dir, sizeof dir)) {
+        fprintf(stderr, "p2run: GPU: the emulated CUDA runtime (%s) is not installed beside "
+                        "p2run; set P2_CUDA_EMU_DIR to its directory\n", P2_CUDART_SONAME);
+        return explicit_choice ? P2RUN_NOEXEC : 0;
+    }
+    fprintf(stderr, "p2run: GPU: emulated CUDA runtime (%s%s) from %s\n",
+            explicit_choice ? "--gpu emulated" : "no usable GPU: ", explicit_choice ? "" : why,
+            dir);
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char *value = malloc(strlen(dir) + (old ? strlen(old) : 0) + 2);
+    if (!value)
+        return 1;
+    sprintf(value, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "");
+    setenv("LD_LIBRARY_PATH", value, 1);
+    free(value);
+    return 0;
+}
+
 /* ---- Processes ------------------------------------------------------------ */
 
 static double now_s(void)
@@ -654,6 +822,12 @@ static char **build_mpirun_argv(job_run *jr)
              old && *old ? old : "");
     argv[a++] = "-x";
     argv[a++] = preload;
+    /* The emulated CUDA runtime's directory (--gpu, select_gpu) reaches ranks
+     * that a remote or daemon-spawned launch would not give our environment. */
+    if (getenv("LD_LIBRARY_PATH")) {
+        argv[a++] = "-x";
+        argv[a++] = "LD_LIBRARY_PATH";
+    }
     for (char **e = environ; *e; e++) {
         if (strncmp(*e, "P2_", 3) != 0 || strncmp(*e, "P2_JOB=", 7) == 0)
             continue;
@@ -760,6 +934,9 @@ static int run_job(job_run *jr)
         return P2RUN_NOEXEC;
     if (!find_simulator(sim, sizeof sim))
         return P2RUN_NOEXEC;
+    int gpu_status = select_gpu(o);
+    if (gpu_status != 0)
+        return gpu_status;
 
     char jobid[32];
     snprintf(jobid, sizeof jobid, "%d", (int)getpid());

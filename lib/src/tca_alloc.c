@@ -55,13 +55,34 @@ void tca_arena_fini(tca_arena *arena)
 
 tca_arena_status tca_arena_alloc(tca_arena *arena, uint64_t size, uint64_t *offset)
 {
-    if (size == 0 || size > arena->size)
+    return tca_arena_alloc_aligned(arena, size, TCA_ARENA_ALIGN, offset);
+}
+
+tca_arena_status tca_arena_alloc_aligned(tca_arena *arena, uint64_t size, uint64_t align,
+                                         uint64_t *offset)
+{
+    if (size == 0 || size > arena->size || align < TCA_ARENA_ALIGN || (align & (align - 1)))
         return TCA_ARENA_NO_SPACE;
     uint64_t need = (size + TCA_ARENA_ALIGN - 1) & ~(uint64_t)(TCA_ARENA_ALIGN - 1);
     for (size_t i = 0; i < arena->count; i++) {
         tca_arena_block *b = &arena->blocks[i];
-        if (b->used || b->size < need)
+        uint64_t pad = ((b->offset + align - 1) & ~(align - 1)) - b->offset;
+        if (b->used || b->size < need || b->size - need < pad)
             continue;
+        if (pad > 0) {
+            /* The gap before the aligned start stays a free block of its own
+             * (its left neighbour is used: free blocks never neighbour). */
+            if (arena_reserve(arena, arena->count + 1) != TCA_ARENA_OK)
+                return TCA_ARENA_NO_MEMORY;
+            memmove(&arena->blocks[i + 1], &arena->blocks[i],
+                    (arena->count - i) * sizeof arena->blocks[0]);
+            arena->count++;
+            arena->blocks[i].size = pad;
+            arena->blocks[i + 1].offset += pad;
+            arena->blocks[i + 1].size -= pad;
+            i++;
+            b = &arena->blocks[i];
+        }
         if (b->size > need) {
             /* Split: the tail stays free. Reserve first, then re-take b. */
             if (arena_reserve(arena, arena->count + 1) != TCA_ARENA_OK)
@@ -75,6 +96,7 @@ tca_arena_status tca_arena_alloc(tca_arena *arena, uint64_t size, uint64_t *offs
             b->size = need;
         }
         b->used = 1;
+        b->flags = 0;
         *offset = b->offset;
         return TCA_ARENA_OK;
     }
@@ -104,6 +126,23 @@ tca_arena_status tca_arena_free(tca_arena *arena, uint64_t offset)
         arena_remove(arena, i);
     }
     return TCA_ARENA_OK;
+}
+
+tca_arena_block *tca_arena_lookup(tca_arena *arena, uint64_t offset)
+{
+    /* The last block starting at or before offset. */
+    size_t lo = 0, hi = arena->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (arena->blocks[mid].offset <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    tca_arena_block *b = &arena->blocks[lo - 1];
+    return b->used && offset - b->offset < b->size ? b : NULL;
 }
 
 uint64_t tca_arena_used(const tca_arena *arena)

@@ -32,6 +32,7 @@ typedef struct tca_arena_block {
     uint64_t offset;
     uint64_t size;
     int used;
+    unsigned flags; /* the user's, on a used block; 0 when allocated */
 } tca_arena_block;
 
 typedef struct tca_arena {
@@ -47,10 +48,18 @@ void tca_arena_fini(tca_arena *arena);
 /* *offset = the first free block that fits `size` (> 0) bytes rounded up to
  * TCA_ARENA_ALIGN. TCA_ARENA_NO_SPACE, TCA_ARENA_NO_MEMORY. */
 tca_arena_status tca_arena_alloc(tca_arena *arena, uint64_t size, uint64_t *offset);
+/* The same, starting at a multiple of `align` (a power of two, at least
+ * TCA_ARENA_ALIGN); the gap before it stays free. */
+tca_arena_status tca_arena_alloc_aligned(tca_arena *arena, uint64_t size, uint64_t align,
+                                         uint64_t *offset);
 
 /* Frees the block starting at `offset`, merging it with free neighbours.
  * TCA_ARENA_NOT_ALLOCATED. */
 tca_arena_status tca_arena_free(tca_arena *arena, uint64_t offset);
+
+/* The used block containing `offset`, or NULL. Valid until the next alloc
+ * or free. */
+tca_arena_block *tca_arena_lookup(tca_arena *arena, uint64_t offset);
 
 /* Bytes in used blocks (rounded sizes). */
 uint64_t tca_arena_used(const tca_arena *arena);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "p2_mailbox.h"
+#include "rt/rt_alloc.h"
+#include "rt/rt_cuda.h"
 #include "tca_internal.h"
 
 tca_lib tca_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -60,8 +62,9 @@ const char *tcaGetErrorString(tcaresult result)
  * ------------------------------------------------------------------------- */
 static void lib_reset_locked(void)
 {
-    for (int k = 0; k < TCA_MEMORY_KINDS; k++)
-        tca_arena_fini(&tca_g.arena[k]);
+    tca_arena_fini(&tca_g.host_arena);
+    /* GPU blocks outlive the library only while the CUDA runtime shares the pool. */
+    p2_rt_gpu_unbind(P2_RT_GPU_USER_TCA);
     memset(tca_g.channel, 0, sizeof tca_g.channel);
     memset(&tca_g.notify, 0, sizeof tca_g.notify);
     tca_g.register_mode = 0;
@@ -74,7 +77,7 @@ static void lib_reset_locked(void)
 static int reserve_mailbox_locked(void)
 {
     uint64_t offset;
-    return tca_arena_alloc(&tca_g.arena[tcaMemoryCPU], P2_EXCHANGE_BYTES, &offset) ==
+    return tca_arena_alloc(&tca_g.host_arena, P2_EXCHANGE_BYTES, &offset) ==
                TCA_ARENA_OK &&
            offset == P2_MAILBOX_HOST_OFFSET;
 }
@@ -87,7 +90,7 @@ static int setup_notify_ring_locked(p2_dev *dev)
     tca_notify_ring *ring = &tca_g.notify;
     uint64_t offset, bytes = TCA_NOTIFY_RING_ENTRIES * (uint64_t)sizeof(uint64_t);
     if (!dev->ops->mmio_write ||
-        tca_arena_alloc(&tca_g.arena[tcaMemoryCPU], bytes, &offset) != TCA_ARENA_OK)
+        tca_arena_alloc(&tca_g.host_arena, bytes, &offset) != TCA_ARENA_OK)
         return 0;
     memset(ring, 0, sizeof *ring);
     ring->offset = offset;
@@ -105,10 +108,10 @@ tcaresult tca_lib_attach(p2_dev *dev)
     tcaresult result = TCA_SUCCESS;
     if (tca_g.dev != dev) {
         lib_reset_locked();
-        if (tca_arena_init(&tca_g.arena[tcaMemoryCPU], dev->host_mem ? dev->host_size : 0) !=
+        if (tca_arena_init(&tca_g.host_arena, dev->host_mem ? dev->host_size : 0) !=
                 TCA_ARENA_OK ||
-            tca_arena_init(&tca_g.arena[tcaMemoryGPU], dev->gpu_mem ? dev->gpu_size : 0) !=
-                TCA_ARENA_OK ||
+            p2_rt_gpu_bind(dev->gpu_mem, dev->gpu_mem ? dev->gpu_size : 0, P2_RT_GPU_USER_TCA) !=
+                P2_RT_ALLOC_OK ||
             !reserve_mailbox_locked() || !setup_notify_ring_locked(dev)) {
             lib_reset_locked();
             result = TCA_ERROR_OUT_OF_MEMORY;
@@ -123,12 +126,15 @@ tcaresult tca_lib_attach(p2_dev *dev)
 
 void tca_lib_detach(void)
 {
+    /* Real GPU memory still registered goes back before the pool empties. */
+    if (tca_g.dev)
+        p2_rt_cuda_unregister_all(p2_rt_get());
     pthread_mutex_lock(&tca_g.lock);
     /* Unset the ring before its memory goes back: the board drops (and
      * counts) notifications from now on instead of writing freed memory. */
     if (tca_g.dev && tca_g.notify.entries) {
         tca_reg_write(tca_g.dev, P2_REG_NOTIFY_RING, 0);
-        tca_arena_free(&tca_g.arena[tcaMemoryCPU], tca_g.notify.offset);
+        tca_arena_free(&tca_g.host_arena, tca_g.notify.offset);
     }
     lib_reset_locked();
     pthread_mutex_unlock(&tca_g.lock);
@@ -188,8 +194,11 @@ tcaresult tca_arena_alloc_locked(tcaMemoryKind kind, uint64_t size, uint64_t *of
     tcaresult result;
     if (!tca_g.dev) {
         result = TCA_ERROR_NOT_INITIALIZED;
+    } else if (kind == tcaMemoryGPU) {
+        result = p2_rt_gpu_alloc(size, 0, offset) == P2_RT_ALLOC_OK ? TCA_SUCCESS
+                                                                    : TCA_ERROR_OUT_OF_MEMORY;
     } else {
-        switch (tca_arena_alloc(&tca_g.arena[kind], size, offset)) {
+        switch (tca_arena_alloc(&tca_g.host_arena, size, offset)) {
         case TCA_ARENA_OK: result = TCA_SUCCESS; break;
         default: result = TCA_ERROR_OUT_OF_MEMORY; break;
         }
@@ -201,8 +210,10 @@ tcaresult tca_arena_alloc_locked(tcaMemoryKind kind, uint64_t size, uint64_t *of
 void tca_arena_free_locked(tcaMemoryKind kind, uint64_t offset)
 {
     pthread_mutex_lock(&tca_g.lock);
-    if (tca_g.dev)
-        tca_arena_free(&tca_g.arena[kind], offset);
+    if (tca_g.dev && kind == tcaMemoryGPU)
+        p2_rt_gpu_free(offset);
+    else if (tca_g.dev)
+        tca_arena_free(&tca_g.host_arena, offset);
     pthread_mutex_unlock(&tca_g.lock);
 }
 
@@ -237,8 +248,17 @@ tcaresult tcaFree(void *ptr, tcaMemoryKind kind)
     /* Nor is the notification ring. */
     if (kind == tcaMemoryCPU && tca_g.notify.entries && addr - base == tca_g.notify.offset)
         return TCA_ERROR_NOT_REGISTERED;
+    if (kind == tcaMemoryGPU) {
+        /* Only tcaMalloc's blocks: cudaMalloc's go back with cudaFree. */
+        uint64_t start;
+        unsigned flags;
+        if (p2_rt_gpu_find(addr - base, 1, &start, NULL, &flags) != P2_RT_ALLOC_OK ||
+            start != addr - base || (flags & (P2_RT_GPU_BLOCK_CUDA | P2_RT_GPU_BLOCK_EXTERNAL)))
+            return TCA_ERROR_NOT_REGISTERED;
+        return p2_rt_gpu_free(start) == P2_RT_ALLOC_OK ? TCA_SUCCESS : TCA_ERROR_NOT_REGISTERED;
+    }
     pthread_mutex_lock(&tca_g.lock);
-    tca_arena_status st = tca_arena_free(&tca_g.arena[kind], addr - base);
+    tca_arena_status st = tca_arena_free(&tca_g.host_arena, addr - base);
     pthread_mutex_unlock(&tca_g.lock);
     return st == TCA_ARENA_OK ? TCA_SUCCESS : TCA_ERROR_NOT_REGISTERED;
 }
@@ -318,15 +338,40 @@ tcaresult tca_handle_range(const tcaHandle *handle, uint64_t offset, uint64_t ex
 
 tcaresult tcaCreateHandle(tcaHandle *handle, void *addr, size_t size, tcaMemoryKind kind)
 {
+    P2_API_CALL(); /* real GPU memory is registered with the simulator */
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
     if (!handle || !addr || size == 0 || !kind_valid(kind))
         return TCA_ERROR_INVALID_ARGUMENT;
     uintptr_t base = (uintptr_t)arena_base(dev, kind), a = (uintptr_t)addr;
-    uint64_t arena_size = tca_g.arena[kind].size;
-    if (!base || a < base || a - base > arena_size || size > arena_size - (a - base))
+    uint64_t arena_size = kind == tcaMemoryGPU ? p2_rt_gpu_size() : tca_g.host_arena.size;
+    int in_arena = base && a >= base && a - base <= arena_size && size <= arena_size - (a - base);
+    /* Real GPU memory (cudaMalloc of the real runtime): the simulator maps it
+     * through CUDA IPC into window space reserved for it (rt/rt_cuda.h). */
+    if (kind == tcaMemoryGPU && !in_arena) {
+        uint64_t off;
+        switch (p2_rt_cuda_register(p2_rt_get(), addr, size, &off)) {
+        case P2_RT_CUDA_OK:
+            *handle = tca_handle_make(p2_node_base(dev->node) + P2_GPU_OFFSET + off, size, kind,
+                                      dev->node);
+            return TCA_SUCCESS;
+        case P2_RT_CUDA_FAILED: return TCA_ERROR_NOT_REGISTERED;
+        case P2_RT_CUDA_NOT_DEVICE: break;
+        }
+    }
+    if (!in_arena)
         return TCA_ERROR_NOT_REGISTERED;
+    /* GPU memory: the range must lie in one live block, from tcaMalloc or
+     * cudaMalloc; the block is then registered for GPUDirect (which makes the
+     * CUDA runtime's own copies of it slower: lib/cuda, cuda_d2d_reg_latency_ns). */
+    if (kind == tcaMemoryGPU) {
+        unsigned flags;
+        if (p2_rt_gpu_find(a - base, size, NULL, NULL, &flags) != P2_RT_ALLOC_OK ||
+            (flags & P2_RT_GPU_BLOCK_EXTERNAL))
+            return TCA_ERROR_NOT_REGISTERED;
+        p2_rt_gpu_set_flags(a - base, P2_RT_GPU_BLOCK_REGISTERED);
+    }
     *handle = tca_handle_make(p2_node_base(dev->node) + window_offset(kind) + (a - base), size,
                               kind, dev->node);
     return TCA_SUCCESS;
@@ -334,8 +379,19 @@ tcaresult tcaCreateHandle(tcaHandle *handle, void *addr, size_t size, tcaMemoryK
 
 tcaresult tcaDestroyHandle(tcaHandle *handle)
 {
+    P2_API_CALL();
     if (!handle || handle->check == 0 || handle->check != tca_handle_check_word(handle))
         return TCA_ERROR_INVALID_HANDLE;
+    /* A handle on real GPU memory ends its registration with the simulator. */
+    p2_dev *dev = tca_dev();
+    if (dev && handle->kind == tcaMemoryGPU && handle->node == dev->node &&
+        handle->pcie_addr >= p2_node_base(dev->node) + P2_GPU_OFFSET) {
+        uint64_t off = handle->pcie_addr - p2_node_base(dev->node) - P2_GPU_OFFSET;
+        unsigned flags;
+        if (p2_rt_gpu_find(off, handle->size, NULL, NULL, &flags) == P2_RT_ALLOC_OK &&
+            (flags & P2_RT_GPU_BLOCK_EXTERNAL))
+            p2_rt_cuda_unregister(p2_rt_get(), off, handle->size);
+    }
     handle->check = 0;
     return TCA_SUCCESS;
 }

@@ -98,7 +98,7 @@ typedef struct tca_lib {
     p2_dev *dev;
     unsigned generation;   /* counts attaches: descriptor memory of an older one is gone */
     int register_mode;     /* tcaDMADescInt_Init was called */
-    tca_arena arena[TCA_MEMORY_KINDS];
+    tca_arena host_arena;  /* tcaMemoryCPU; GPU memory is the runtime's pool (rt/rt_alloc.h) */
     tca_channel channel[P2_DMA_CHANNELS];
     tca_notify_ring notify;      /* set up by attach, unset by detach */
     tca_exchange_state exchange; /* not reset by detach (see the type) */
@@ -121,7 +121,8 @@ void tca_lib_detach(void);
  * it; NULL detaches. Replaces any earlier device. */
 void tca_set_device_for_testing(p2_dev *dev);
 
-/* Arena of `kind` under the lock; TCA_ARENA_* statuses mapped to tcaresult. */
+/* Allocates from the arena of `kind` (the host arena under the lock, or the
+ * runtime's GPU pool); statuses mapped to tcaresult. */
 tcaresult tca_arena_alloc_locked(tcaMemoryKind kind, uint64_t size, uint64_t *offset);
 void tca_arena_free_locked(tcaMemoryKind kind, uint64_t offset);
 

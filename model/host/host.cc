@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "peach2_hw.h"
 #include "core/clock.h"
@@ -69,13 +70,27 @@ Host::Memory* Host::memory_for(uint64_t addr, uint64_t len, uint64_t* offset) {
 uint8_t* Host::translate(uint64_t addr, uint64_t len) const {
   uint64_t off;
   Memory* m = const_cast<Host*>(this)->memory_for(addr, len, &off);
-  return m ? m->bytes + off : nullptr;
+  return m && !external(m, off, len) ? m->bytes + off : nullptr;
+}
+
+bool Host::read(uint64_t addr, uint8_t* out, uint64_t len) const {
+  uint64_t off;
+  Memory* m = const_cast<Host*>(this)->memory_for(addr, len, &off);
+  if (!m) return false;
+  if (external(m, off, len)) return external_gpu_->read(off, out, len);
+  std::memcpy(out, m->bytes + off, len);
+  return true;
 }
 
 bool Host::bus_write(uint64_t addr, const uint8_t* data, uint32_t len) {
-  uint8_t* p = translate(addr, len);
-  if (!p) return false;
-  std::memcpy(p, data, len);
+  uint64_t off;
+  Memory* m = memory_for(addr, len, &off);
+  if (!m) return false;
+  if (external(m, off, len)) {
+    if (!external_gpu_->write(off, data, len)) return false;
+  } else {
+    std::memcpy(m->bytes + off, data, len);
+  }
   ++stats_.writes;
   stats_.write_bytes += len;
   if (write_observer_) write_observer_(addr, len);
@@ -187,7 +202,12 @@ void Host::on_writes_due() {
     TlpPtr w = writes_due_.pop();
     uint64_t off;
     Memory* m = memory_for(w->addr, w->length, &off);
-    std::memcpy(m->bytes + off, w->data.data(), w->length);
+    if (external(m, off, w->length)) {
+      // A device that refuses the write has reported it; the bytes are lost
+      // as a root complex loses a write it cannot apply.
+      if (!external_gpu_->write(off, w->data.data(), w->length)) ++stats_.dropped_writes;
+    } else
+      std::memcpy(m->bytes + off, w->data.data(), w->length);
     ++stats_.writes;
     stats_.write_bytes += w->length;
     sc_time latency = sc_time_stamp() - w->born;
@@ -205,6 +225,23 @@ void Host::serve_read(TlpPtr req) {
   sc_time start = std::max(sc_time_stamp() + engine.read_latency, engine.read_free);
   // A read never passes a posted write that arrived before it.
   if (!writes_due_.empty()) start = std::max(start, writes_due_.last_due());
+  // External GPU memory is fetched once per request, the same bytes the
+  // completions would have carried from the arena; a device that refuses the
+  // read aborts it (the DMA fails) rather than returning wrong bytes.
+  std::vector<uint8_t> fetched;
+  const bool ext = m && external(m, off, req->length);
+  if (ext) {
+    fetched.resize(req->length);
+    if (!external_gpu_->read(off, fetched.data(), req->length)) {
+      TlpPtr cpl = make_completion(*req, CplStatus::CompleterAbort);
+      ++stats_.unsupported_reads;
+      engine.completions.push(std::max(start, engine.completions.empty()
+                                                  ? start
+                                                  : engine.completions.last_due()),
+                              std::move(cpl));
+      return;
+    }
+  }
   if (!m) {
     TlpPtr cpl = make_completion(*req, CplStatus::UnsupportedRequest);
     ++stats_.unsupported_reads;
@@ -219,9 +256,10 @@ void Host::serve_read(TlpPtr req) {
   const uint32_t max_cpl = config_.max_cpl_bytes;
   uint32_t remaining = req->length;
   sc_time ready = start;
+  const uint8_t* bytes = ext ? fetched.data() : m->bytes + off;
   for (const Span& s : split_completions(req->addr, req->length, max_cpl,
                                          config_.rcb)) {
-    const uint8_t* src = m->bytes + off + (s.addr - req->addr);
+    const uint8_t* src = bytes + (s.addr - req->addr);
     TlpPtr cpl = make_completion(*req, s.addr, src, s.length, remaining);
     remaining -= s.length;
     ready += ns(s.length / engine.read_bytes_per_ns);

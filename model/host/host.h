@@ -21,6 +21,23 @@
 
 namespace p2 {
 
+// GPU memory that does not live in the node's arena: ranges of the GPU window
+// backed by a real GPU's memory (the simulator's CUDA IPC mappings,
+// sim/cuda_ipc.h). The model reaches them only through these calls, which
+// move the bytes at once; when they land or leave is still the model's
+// affair, so the timing is the arena's to the picosecond.
+class ExternalGpuMemory {
+ public:
+  virtual ~ExternalGpuMemory() = default;
+  // Whether [off, off + len) of the GPU window touches an external range
+  // (offsets from the window's start, P2_GPU_OFFSET); read and write then
+  // refuse an access that does not lie inside one.
+  virtual bool covers(uint64_t off, uint64_t len) const = 0;
+  // Move bytes; false when the device refused (reported by the implementation).
+  virtual bool read(uint64_t off, uint8_t* dst, uint64_t len) = 0;
+  virtual bool write(uint64_t off, const uint8_t* src, uint64_t len) = 0;
+};
+
 // Backing bytes of one node's memories (the emulator's shared arenas, or
 // plain buffers in tests).
 struct NodeMemory {
@@ -76,8 +93,15 @@ class Host : public sc_core::sc_module, public LinkClient {
   // the write observer is told. False, nothing written, if the range is not
   // this node's memory.
   bool bus_write(uint64_t addr, const uint8_t* data, uint32_t len);
-  // The bytes behind a local global address range, or nullptr if unmapped.
+  // The bytes behind a local global address range, or nullptr if unmapped or
+  // external (read() reaches those too).
   uint8_t* translate(uint64_t addr, uint64_t len) const;
+  // Copies [addr, addr + len) of this node's memory, arena or external, into
+  // out; false if the range is not this node's memory.
+  bool read(uint64_t addr, uint8_t* out, uint64_t len) const;
+  // GPU window ranges backed by real GPU memory (nullptr: none); not owned.
+  void set_external_gpu(ExternalGpuMemory* ext) { external_gpu_ = ext; }
+  ExternalGpuMemory* external_gpu() const { return external_gpu_; }
   unsigned node() const { return node_; }
   const HostStats& stats() const { return stats_; }
 
@@ -94,6 +118,10 @@ class Host : public sc_core::sc_module, public LinkClient {
     TimedQueue<TlpPtr> completions;   // answers in the order they leave
   };
   Memory* memory_for(uint64_t addr, uint64_t len, uint64_t* offset);
+  // Whether [off, off + len) of m is served by the external GPU memory.
+  bool external(const Memory* m, uint64_t off, uint64_t len) const {
+    return m == &gpu_mem_ && external_gpu_ && external_gpu_->covers(off, len);
+  }
   void serve_read(TlpPtr req);
   void send(TlpPtr tlp);
   void issue_from_cpu(sc_core::sc_time at, TlpPtr tlp);
@@ -107,6 +135,7 @@ class Host : public sc_core::sc_module, public LinkClient {
   LinkPort* port_ = nullptr;
   Memory host_mem_, gpu_mem_;
   std::function<void(uint64_t, uint32_t)> write_observer_;
+  ExternalGpuMemory* external_gpu_ = nullptr;
   uint8_t next_tag_ = 0;
   uint64_t next_tlp_id_ = 0;
   std::map<uint8_t, std::function<void(uint64_t, bool)>> reads_in_flight_;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "sim/cuda_ipc.h"
 
 namespace p2 {
 
@@ -43,6 +44,7 @@ Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& r
     : job_(job), cluster_(cluster), clock_(clock), flags_(flags) {
   poll_detect_ps_ = job->poll_detect_ps;
   ranks_on_node_.resize(cluster.nodes());
+  gpu_ipc_.resize(cluster.nodes());
   ranks_.resize(rank_node.size());
   for (unsigned i = 0; i < ranks_.size(); i++) {
     Rank& r = ranks_[i];
@@ -64,6 +66,8 @@ Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& r
 }
 
 Frontend::~Frontend() {
+  for (unsigned n = 0; n < gpu_ipc_.size(); n++)
+    if (gpu_ipc_[n]) cluster_.host(n).set_external_gpu(nullptr);
   for (Rank& r : ranks_)
     if (r.cpu_fd >= 0) close(r.cpu_fd);
 }
@@ -101,7 +105,7 @@ void Frontend::poll_ranks() {
       q.a = in->a;
       q.b = in->b;
       q.c = in->c;
-      if (q.op == P2_CHAN_BAR_WRITE) {
+      if (q.op == P2_CHAN_BAR_WRITE || q.op == P2_CHAN_GPU_REGISTER) {
         uint32_t len = std::min<uint32_t>(in->len, P2_CHAN_DATA_BYTES);
         q.data.assign(in->data, in->data + len);
       }
@@ -276,6 +280,8 @@ void Frontend::execute(Rank& r, Request& q) {
     case P2_CHAN_MMIO_READ:
     case P2_CHAN_WAIT_REG:
     case P2_CHAN_WAIT_MEM:
+    case P2_CHAN_GPU_REGISTER:
+    case P2_CHAN_GPU_UNREGISTER:
       start_wait(r, q);
       return;
     default:
@@ -289,6 +295,7 @@ void Frontend::start_wait(Rank& r, Request& q) {
   waiting_++;
   const Request& w = r.wait;
   NodeDevice* dev = nullptr;
+  uint8_t probe[8];
   if (w.op == P2_CHAN_MMIO_READ || w.op == P2_CHAN_WAIT_REG) {
     dev = device_for(r, w);
     if (!dev || !dev->access_ok(w.bar, w.a, 8)) {
@@ -326,8 +333,19 @@ void Frontend::start_wait(Rank& r, Request& q) {
               answer(rr, P2_CHAN_OK, 0);
           });
       return;
+    case P2_CHAN_GPU_REGISTER:
+      register_gpu(r);
+      return;
+    case P2_CHAN_GPU_UNREGISTER:
+      if (gpu_ipc_[r.node] && gpu_ipc_[r.node]->remove(w.a)) {
+        answer(r, P2_CHAN_OK, 0);
+      } else {
+        warn(r, "unregistering GPU window offset " + hex(w.a) + ", where no range starts");
+        answer(r, P2_CHAN_FAILED, 0);
+      }
+      return;
     case P2_CHAN_WAIT_MEM:
-      if (w.a % 8 != 0 || !cluster_.host(r.node).translate(w.a, 8)) {
+      if (w.a % 8 != 0 || !cluster_.host(r.node).read(w.a, probe, 8)) {
         warn(r, "wait on memory word " + hex(w.a) +
                     ", not an aligned word of this node's host or GPU memory");
         answer(r, P2_CHAN_FAILED, 0);
@@ -349,14 +367,41 @@ bool Frontend::wait_satisfied(Rank& r) {
     case P2_CHAN_WAIT_REG:
       return (cluster_.device(r.node, w.dev).peek(w.bar, w.a) & w.c) == w.b;
     case P2_CHAN_WAIT_MEM: {
-      const uint8_t* p = cluster_.host(r.node).translate(w.a, 8);
       uint64_t v;
-      if (!p) return false;
-      std::memcpy(&v, p, sizeof v);
+      if (!cluster_.host(r.node).read(w.a, reinterpret_cast<uint8_t*>(&v), sizeof v))
+        return false;
       return (v & w.c) == w.b;
     }
   }
   return false;
+}
+
+void Frontend::register_gpu(Rank& r) {
+  const Request& w = r.wait;
+  p2_chan_gpu_ipc ipc;
+  std::string why;
+  if (w.data.size() != sizeof ipc) {
+    why = "a malformed request";
+  } else {
+    std::memcpy(&ipc, w.data.data(), sizeof ipc);
+    const uint64_t window = cluster_.params().gpu_memory_bytes;
+    if (w.a >= window || w.b > window - w.a) {
+      why = "the range lies outside the node's GPU window";
+    } else {
+      std::unique_ptr<CudaIpcMemory>& m = gpu_ipc_[r.node];
+      if (!m) {
+        m = std::make_unique<CudaIpcMemory>(r.node);
+        cluster_.host(r.node).set_external_gpu(m.get());
+      }
+      if (m->add(w.a, w.b, ipc.handle, ipc.alloc_offset, ipc.ordinal, &why)) {
+        answer(r, P2_CHAN_OK, 0);
+        return;
+      }
+    }
+  }
+  warn(r, "registering real GPU memory (" + std::to_string(w.b) + " bytes at GPU window offset " +
+              hex(w.a) + "): " + why);
+  answer(r, P2_CHAN_FAILED, 0);
 }
 
 void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
@@ -365,7 +410,11 @@ void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
   waiting_--;
   // The rank resumes at t (a wait also charges poll_detect_ns): nothing it
   // sends from now on is stamped earlier.
-  r.answer_floor = t + (r.wait.op == P2_CHAN_MMIO_READ ? 0 : poll_detect_ps_);
+  r.answer_floor =
+      t + (r.wait.op == P2_CHAN_MMIO_READ || r.wait.op == P2_CHAN_GPU_REGISTER ||
+                   r.wait.op == P2_CHAN_GPU_UNREGISTER
+               ? 0
+               : poll_detect_ps_);
   // Its published CPU offset predates the wait; it republishes after resuming.
   if (clock_ == P2_CLOCK_CPU) p2_st_sc(&r.channel->clock_pub, P2_CLOCK_UNKNOWN);
   p2_chan_answer(r.channel, r.wait.seq, status, value, t);
@@ -511,12 +560,9 @@ std::string Frontend::describe_wait(const Rank& r) const {
         if (!what.empty()) return what;
       }
       s << "memory word " << hex(w.a) << " & " << hex(w.c) << " == " << hex(w.b);
-      const uint8_t* p = cluster.host(r.node).translate(w.a, 8);
-      if (p) {
-        uint64_t v;
-        std::memcpy(&v, p, sizeof v);
+      uint64_t v;
+      if (cluster.host(r.node).read(w.a, reinterpret_cast<uint8_t*>(&v), sizeof v))
         s << " (now " << hex(v) << ")";
-      }
       return s.str();
     }
     case P2_CHAN_MMIO_READ:

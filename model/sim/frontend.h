@@ -35,6 +35,7 @@
 #include <csignal>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <ostream>
 #include <vector>
 
@@ -42,6 +43,7 @@
 
 #include "channel.h"
 #include "sim/cluster.h"
+#include "sim/cuda_ipc.h"
 
 namespace p2 {
 
@@ -119,6 +121,8 @@ class Frontend {
   void start_wait(Rank& r, Request& q);
   bool wait_satisfied(Rank& r);
   void answer(Rank& r, int32_t status, uint64_t value);
+  // P2_CHAN_GPU_REGISTER: opens the rank's CUDA IPC handle and answers.
+  void register_gpu(Rank& r);
   void on_device_change(unsigned node, unsigned dev);
   void on_memory_write(unsigned node, uint64_t addr, uint32_t len);
   // The device a request names, or nullptr (with a warning) if there is none.
@@ -136,6 +140,9 @@ class Frontend {
   Flags flags_;
   std::vector<Rank> ranks_;
   std::vector<std::vector<unsigned>> ranks_on_node_;
+  // Per node: its GPU window ranges backed by real GPU memory (the real CUDA
+  // path), created by the first registration.
+  std::vector<std::unique_ptr<CudaIpcMemory>> gpu_ipc_;
   unsigned waiting_ = 0;        // ranks with an executed, unanswered request
   bool answered_ = false;       // an answer was given in the current instant
   uint64_t poll_detect_ps_ = 0;

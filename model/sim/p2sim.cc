@@ -288,6 +288,17 @@ int sc_main(int argc, char** argv) {
                           (params.max_payload_bytes + params.tlp_framing_bytes + 16.0);
   job->host_read_Bps = params.host_read_gbps * 1e9;
   job->gpu_read_Bps = params.gpu_read_gbps * 1e9;
+  job->cuda_h2d_ps = ns_to_ps(params.cuda_h2d_latency_ns);
+  job->cuda_d2h_ps = ns_to_ps(params.cuda_d2h_latency_ns);
+  job->cuda_d2d_ps = ns_to_ps(params.cuda_d2d_latency_ns);
+  job->cuda_d2d_reg_ps = ns_to_ps(params.cuda_d2d_reg_latency_ns);
+  job->cuda_memset_ps = ns_to_ps(params.cuda_memset_latency_ns);
+  job->cuda_launch_ps = ns_to_ps(params.cuda_launch_ns);
+  job->cuda_h2d_bps = params.cuda_h2d_gbps * 1e9;
+  job->cuda_d2h_bps = params.cuda_d2h_gbps * 1e9;
+  job->cuda_pageable_bps = params.cuda_pageable_gbps * 1e9;
+  job->cuda_d2d_bps = params.cuda_d2d_gbps * 1e9;
+  job->cuda_memset_bps = params.cuda_memset_gbps * 1e9;
   p2_st_sc(&job->sim_pid, static_cast<int32_t>(getpid()));
   p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_READY));
   p2_futex_wake(&job->sim_state, INT_MAX);

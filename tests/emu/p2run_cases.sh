@@ -112,6 +112,7 @@ bad_flags)
     run -n 2 --clock fast -- "$BIN/emu_hello"; expect_rc 2; expect_err "--clock: 'fast'"
     run -n 2 --timeout -1 -- "$BIN/emu_hello"; expect_rc 2; expect_err "--timeout: '-1'"
     run -n 2 --launcher srun -- "$BIN/emu_hello"; expect_rc 2; expect_err "--launcher: 'srun'"
+    run -n 2 --gpu fake -- "$BIN/emu_hello"; expect_rc 2; expect_err "--gpu: 'fake'"
     run -n 2 --map; expect_rc 2; expect_err "flag '--map' needs a value"
     run -n 2 -- /nonexistent/p2prog; expect_rc 127; expect_err "program '/nonexistent/p2prog'"
     run -n 2 -- p2-no-such-program; expect_rc 127; expect_err "program 'p2-no-such-program': not found"
@@ -324,6 +325,53 @@ mpi_phases)
         expect_out "rank 0: 3 phases of 200 round trips, 0 wrong bytes"
         expect_out "rank 1: 3 phases of 200 round trips, 0 wrong bytes"
     done
+    expect_clean ;;
+mpi_cuda)
+    # The CUDA + MPI + TCA client (emu_mpi_cuda.c, built with mpicc) under
+    # mpirun on the emulated CUDA runtime: every byte right, the same
+    # simulated times (MPI_Wtime, CUDA events) on every run, and the modelled
+    # figures themselves. On a GPU machine also on the real runtime.
+    [ -x "$BIN/emu_mpi_cuda" ] || { echo "SKIP: no MPI or no CUDA toolkit"; exit 0; }
+    run -n 2 --launcher mpirun --gpu emulated --timeout 60 -- "$BIN/emu_mpi_cuda"
+    expect_rc 0
+    expect_err "p2run: GPU: emulated CUDA runtime (--gpu emulated)"
+    expect_out "all ranks: 0 wrong bytes"
+    # 256 KiB GPU to GPU over one hop, both ranks at once (2.78 GB/s: the
+    # GPU read rate, gpu_read_gbps); MPI_Wtime is the virtual clock. The copy
+    # back is cuda_d2h_latency_ns + 262144 B / cuda_d2h_gbps (pinned) =
+    # 8 us + 26.2144 us.
+    expect_out "rank 0: Tesla K20X (emulated): 262144 bytes GPU-to-GPU from rank 1: sent in 94.344 us, received at 94.424 us (MPI_Wtime), copied back in 34.214 us (events), 0 wrong bytes"
+    expect_out "rank 1: Tesla K20X (emulated): 262144 bytes GPU-to-GPU from rank 0: sent in 94.344 us, received at 94.424 us (MPI_Wtime), copied back in 34.214 us (events), 0 wrong bytes"
+    grep '^rank' "$TMP/out" | sort >"$TMP/first"
+    expect_clean
+    # auto: no usable GPU here, so the emulated runtime again, said in one line.
+    run -n 2 --launcher mpirun --timeout 60 -- "$BIN/emu_mpi_cuda"
+    expect_rc 0
+    grep '^rank' "$TMP/out" | sort >"$TMP/second"
+    if grep -qF "p2run: GPU: emulated CUDA runtime (no usable GPU: " "$TMP/err"; then
+        [ "$(grep -c '^p2run: GPU: ' "$TMP/err")" -eq 1 ] || fail "more than one line about the runtime"
+        cmp -s "$TMP/first" "$TMP/second" ||
+            fail "two runs gave different simulated times: $(cat "$TMP/first" "$TMP/second")"
+    else
+        expect_err "p2run: GPU: the real CUDA runtime (a GPU is usable)"
+        expect_out "all ranks: 0 wrong bytes"
+        # The DMA's modelled times do not depend on which runtime holds the memory.
+        expect_out "262144 bytes GPU-to-GPU from rank 1: sent in 94.344 us, received at 94.424 us (MPI_Wtime)"
+        echo "real GPU: $(grep '^rank' "$TMP/out")"
+    fi
+    expect_clean ;;
+cudart_static)
+    # The static CUDA runtime cannot be swapped for the emulated one: p2run
+    # says what to do instead, and still runs the program.
+    [ -x "$BIN/emu_cudart_static" ] || { echo "SKIP: no CUDA toolkit"; exit 0; }
+    run -n 1 --timeout 20 -- "$BIN/emu_cudart_static"
+    expect_rc 0
+    expect_err "seems to link the CUDA runtime statically (nvcc's default); build it with -cudart shared"
+    expect_out "static runtime: cudaGetDeviceCount"
+    # A driver-API program (it needs libcuda.so.1, not the runtime) is no such case.
+    LD_LIBRARY_PATH="$BIN/../ranks/fake_cuda" run -n 2 --timeout 20 -- "$BIN/../ranks/rk_cuda_ipc"
+    expect_rc 0
+    grep -qF "statically" "$TMP/err" && fail "warned about a program without the static runtime"
     expect_clean ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;

@@ -58,6 +58,12 @@ typedef struct p2_rt {
     const uint8_t (*route_port)[P2_JOB_MAX_RANKS];
     const uint8_t (*port_peer)[4];
     const uint32_t *rank_node;
+    /* The CUDA runtime's costs (params.def cuda_*): latencies in ps, rates in
+     * bytes per second. A copy of n bytes costs latency + n / rate. */
+    struct {
+        uint64_t h2d_ps, d2h_ps, d2d_ps, d2d_reg_ps, memset_ps, launch_ps;
+        double h2d_bps, d2h_bps, pageable_bps, d2d_bps, memset_bps;
+    } cuda;
 } p2_rt;
 
 /* The runtime of this process, attached on first use; NULL (a message on

@@ -374,6 +374,17 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->route_port = (const uint8_t(*)[P2_JOB_MAX_RANKS])job->route_port;
     r->port_peer = (const uint8_t(*)[4])job->port_peer;
     r->rank_node = job->rank_node;
+    r->cuda.h2d_ps = job->cuda_h2d_ps;
+    r->cuda.d2h_ps = job->cuda_d2h_ps;
+    r->cuda.d2d_ps = job->cuda_d2d_ps;
+    r->cuda.d2d_reg_ps = job->cuda_d2d_reg_ps;
+    r->cuda.memset_ps = job->cuda_memset_ps;
+    r->cuda.launch_ps = job->cuda_launch_ps;
+    r->cuda.h2d_bps = job->cuda_h2d_bps;
+    r->cuda.d2h_bps = job->cuda_d2h_bps;
+    r->cuda.pageable_bps = job->cuda_pageable_bps;
+    r->cuda.d2d_bps = job->cuda_d2d_bps;
+    r->cuda.memset_bps = job->cuda_memset_bps;
     s->job = job;
     s->channel = ch;
     s->clock_mode = (p2_clock_mode)job->clock_mode;

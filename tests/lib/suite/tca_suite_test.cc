@@ -281,7 +281,7 @@ TEST_P(TcaSuite, CreateHandleBounds)
     EXPECT_EQ(tcaCreateHandle(&h, x.bytes, 64, tcaMemoryGPU), TCA_ERROR_NOT_REGISTERED)
         << "host memory as GPU memory";
     // Overlapping the arena's end, and sizes that would wrap the address.
-    uint8_t *end = tca_dev()->host_mem + tca_g.arena[tcaMemoryCPU].size;
+    uint8_t *end = tca_dev()->host_mem + tca_g.host_arena.size;
     EXPECT_EQ(tcaCreateHandle(&h, end - 64, 128, tcaMemoryCPU), TCA_ERROR_NOT_REGISTERED);
     EXPECT_EQ(tcaCreateHandle(&h, end, 1, tcaMemoryCPU), TCA_ERROR_NOT_REGISTERED);
     EXPECT_EQ(tcaCreateHandle(&h, x.bytes, SIZE_MAX, tcaMemoryCPU), TCA_ERROR_NOT_REGISTERED);
