@@ -146,20 +146,36 @@ bool Frontend::blocked(const Rank& r) const {
   return p2_chan_op_blocks(op) || op == P2_CHAN_EXIT;
 }
 
+// A rank pushes a request, then publishes a clock no earlier than its stamp.
+// Read in the other order (ring, then clock), a request pushed between the two
+// reads would be missed while the clock read after it lets the model run past
+// its stamp, and it would execute late, by host timing. So every published
+// clock is read first, then the rings: what is published now covers every
+// request pushed before it, and any request pushed later is stamped no earlier.
+void Frontend::snapshot_clocks() {
+  for (Rank& r : ranks_) {
+    r.published = 0;
+    if (!r.channel) continue;
+    int64_t pub = p2_ld(&r.channel->clock_pub);
+    if (pub == P2_CLOCK_UNKNOWN) continue;
+    if (clock_ == P2_CLOCK_MODEL) {
+      r.published = pub > 0 ? static_cast<uint64_t>(pub) : 0;
+      continue;
+    }
+    // --clock=cpu: the rank published its clock minus CPU time; its clock now
+    // is that plus the CPU time it has consumed so far.
+    char buf[96];
+    ssize_t n = r.cpu_fd >= 0 ? pread(r.cpu_fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    int64_t cpu_ps = static_cast<int64_t>(std::strtoull(buf, nullptr, 10)) * 1000LL;
+    int64_t clock = pub + cpu_ps;
+    r.published = clock > 0 ? static_cast<uint64_t>(clock) : 0;
+  }
+}
+
 uint64_t Frontend::horizon(Rank& r) const {
-  uint64_t h = std::max(r.last_stamp, r.answer_floor);
-  int64_t pub = p2_ld(&r.channel->clock_pub);
-  if (pub == P2_CLOCK_UNKNOWN) return h;
-  if (clock_ == P2_CLOCK_MODEL) return std::max<uint64_t>(h, static_cast<uint64_t>(pub));
-  // --clock=cpu: the rank published clock minus CPU time; its clock now is that
-  // plus the CPU time it has consumed so far.
-  char buf[96];
-  ssize_t n = r.cpu_fd >= 0 ? pread(r.cpu_fd, buf, sizeof buf - 1, 0) : -1;
-  if (n <= 0) return h;
-  buf[n] = '\0';
-  int64_t cpu_ps = static_cast<int64_t>(std::strtoull(buf, nullptr, 10)) * 1000LL;
-  int64_t clock = pub + cpu_ps;
-  return clock > 0 ? std::max<uint64_t>(h, static_cast<uint64_t>(clock)) : h;
+  return std::max({r.last_stamp, r.answer_floor, r.published});
 }
 
 bool Frontend::in_world_collective(const Rank& r) const {
@@ -453,6 +469,7 @@ int Frontend::run() {
     }
     // Read before looking for work: a push after this read wakes the sleep below.
     uint32_t bell = p2_ld_sc(&job_->doorbell);
+    snapshot_clocks();
     poll_ranks();
     if (all_done()) {
       finish();

@@ -91,6 +91,9 @@ class Frontend {
     std::deque<Request> queue;  // drained from the ring, not yet executed
     uint64_t last_stamp = 0;    // stamps arrive nondecreasing
     uint64_t answer_floor = 0;  // the rank's clock is at least this after an answer
+    // The clock the rank had published (plus its CPU time under --clock=cpu),
+    // read before its ring: see snapshot_clocks().
+    uint64_t published = 0;
     bool waiting = false;       // `wait` executed and not yet answered
     bool fenced = false;        // register wait: its first read completed
     Request wait;
@@ -102,6 +105,7 @@ class Frontend {
   };
   static constexpr uint64_t kNever = UINT64_MAX;
 
+  void snapshot_clocks();
   void poll_ranks();
   bool blocked(const Rank& r) const;
   bool running(const Rank& r) const { return !r.done && !blocked(r); }
