@@ -111,7 +111,7 @@ gpu_calibration)
     # (the full GDRCopy copy), and GPUDirect RDMA at 1 MiB above 3.5 GB/s.
     run -n 2 --gpu emulated --timeout 120 -- "$BIN/osu_mpi" -d cuda -m latency -b 8 -e 16 -f 2 -n 50 -w 5
     expect_rc 0
-    grep -Eq '^ +8 +2.399 ' "$TMP/out" || fail "GPU 8 B MPI latency is not 2.399 us (published 2.4)"
+    grep -Eq '^ +8 +2\.399 ' "$TMP/out" || fail "GPU 8 B MPI latency is not 2.399 us (published 2.4)"
     awk '$1 == 16 { ok = $2 > 3.15 && $2 < 3.85 } END { exit !ok }' "$TMP/out" ||
         fail "GPU 16 B MPI latency not within 10% of the published 3.5 us"
     run -n 2 --gpu emulated --timeout 120 -- "$BIN/osu_mpi" -d cuda -m latency -b 1M -e 1M -n 3 -w 1
