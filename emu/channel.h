@@ -208,6 +208,18 @@ typedef struct p2_job {
      * rank runtime charges for library calls and CPU accesses to devices */
     uint64_t lib_call_ps, cpu_mmio_write_ps, pio_store_ps, poll_detect_ps;
     uint64_t pio_store_bytes;
+    /* More RANK-scope parameters: the computation the collectives charge
+     * (gpu_kernel in ps, rates in bytes per second), and the path's rates the
+     * collectives' cost model reads (from the LINK and HOST parameters) */
+    uint64_t gpu_kernel_ps;
+    double host_memcpy_Bps, host_reduce_Bps, gpu_reduce_Bps;
+    double link_payload_Bps, host_read_Bps, gpu_read_Bps;
+    /* The network's routes, for the collectives' cost model: route_port[n][d]
+     * is the port (p2_port) a packet for node d leaves node n by (N at d
+     * itself; 255: no route), port_peer[n][port] the node that port is
+     * cabled to (255: none) */
+    uint8_t route_port[P2_JOB_MAX_RANKS][P2_JOB_MAX_RANKS];
+    uint8_t port_peer[P2_JOB_MAX_RANKS][4];
     /* the CUDA runtime's costs (lib/cuda): latencies in ps, rates in bytes/s */
     uint64_t cuda_h2d_ps, cuda_d2h_ps, cuda_d2d_ps, cuda_d2d_reg_ps, cuda_memset_ps;
     uint64_t cuda_launch_ps;

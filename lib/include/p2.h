@@ -44,7 +44,7 @@ tcaresult p2_wait_u64(const volatile uint64_t *addr, uint64_t value);
  * TCA_ERROR_DEVICE. */
 tcaresult p2_exchange(const void *mine, void *all, size_t bytes);
 /* Returns once every rank has called it: an exchange of 8 bytes. */
-tcaresult p2_barrier(void);
+tcaresult p2_exchange_barrier(void);
 
 #ifdef __cplusplus
 }

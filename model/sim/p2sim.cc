@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <optional>
 #include <string>
 #include <vector>
@@ -201,6 +202,28 @@ int sc_main(int argc, char** argv) {
                                   std::to_string(topo.nodes) + " nodes");
       rank_node = p2::identity_mapping(nranks);
     }
+    // The routes as the network will build them, for the collectives' cost
+    // model (which cables each transfer crosses).
+    // A topology without PEACH2 cabling between its nodes (an SR8000's
+    // crossbars) has no such routes: the tables stay "none" (0xff) and the
+    // cost model falls back to its ring assumption.
+    std::memset(job->route_port, 0xff, sizeof job->route_port);
+    std::memset(job->port_peer, 0xff, sizeof job->port_peer);
+    try {
+      const p2::RouteTable routes = p2::build_routes(topo, policy);
+      const unsigned nn = std::min<unsigned>(topo.nodes, P2_JOB_MAX_RANKS);
+      for (unsigned n = 0; n < nn; n++) {
+        for (unsigned d = 0; d < nn; d++) job->route_port[n][d] = static_cast<uint8_t>(routes[n][d]);
+        for (unsigned port = P2_PORT_E; port < P2_PORT_COUNT; port++) {
+          const p2::PortRef ref{n, static_cast<p2_port>(port)};
+          if (const p2::TopoLink* l = topo.link_at(ref))
+            job->port_peer[n][port] = static_cast<uint8_t>(l->a == ref ? l->b.node : l->a.node);
+        }
+      }
+    } catch (const std::logic_error&) {
+      std::memset(job->route_port, 0xff, sizeof job->route_port);
+      std::memset(job->port_peer, 0xff, sizeof job->port_peer);
+    }
     if (!opt.stats.empty()) {
       stats.open(opt.stats);
       if (!stats) throw p2::ConfigError("--stats", 0, "cannot write '" + opt.stats + "': " +
@@ -253,6 +276,18 @@ int sc_main(int argc, char** argv) {
   job->pio_store_ps = ns_to_ps(params.pio_store_ns);
   job->poll_detect_ps = ns_to_ps(params.poll_detect_ns);
   job->pio_store_bytes = static_cast<uint64_t>(params.pio_store_bytes);
+  job->gpu_kernel_ps = ns_to_ps(params.gpu_kernel_ns);
+  job->host_memcpy_Bps = params.host_memcpy_gbps * 1e9;
+  job->host_reduce_Bps = params.host_reduce_gbps * 1e9;
+  job->gpu_reduce_Bps = params.gpu_reduce_gbps * 1e9;
+  // A link's payload rate with MPS-sized TLPs (4-DW headers: the cluster's bus
+  // addresses are above 4 GiB), for the collectives' cost model; the model
+  // itself serialises every TLP (pcie/link.h).
+  job->link_payload_Bps = params.pcie_lanes * params.pcie_gtps * params.pcie_encoding / 8.0 *
+                          1e9 * params.max_payload_bytes /
+                          (params.max_payload_bytes + params.tlp_framing_bytes + 16.0);
+  job->host_read_Bps = params.host_read_gbps * 1e9;
+  job->gpu_read_Bps = params.gpu_read_gbps * 1e9;
   job->cuda_h2d_ps = ns_to_ps(params.cuda_h2d_latency_ns);
   job->cuda_d2h_ps = ns_to_ps(params.cuda_d2h_latency_ns);
   job->cuda_d2d_ps = ns_to_ps(params.cuda_d2d_latency_ns);

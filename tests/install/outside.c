@@ -72,7 +72,7 @@ int main(void)
         printf("outside: rank 1 got %d bytes by DMA at %.3f us (simulated)\n", BYTES,
                p2_wtime() * 1e6);
     }
-    CHECK(p2_barrier());
+    CHECK(p2_exchange_barrier());
     CHECK(tcaDestroyHandle(&mine));
     CHECK(tcaFree(buf, tcaMemoryCPU));
     CHECK(tcaFinalize());

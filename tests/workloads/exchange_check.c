@@ -1,5 +1,5 @@
 /*
- * exchange_check: p2_exchange and p2_barrier under p2run. Every rank runs
+ * exchange_check: p2_exchange and p2_exchange_barrier under p2run. Every rank runs
  * rounds of exchanges of changing sizes (so the two mailbox banks are reused
  * many times, with the generation word's place never holding stale blob
  * bytes), checks every byte it got from every rank, and prints the simulated
@@ -55,8 +55,8 @@ int main(void)
         for (int q = 0; q < size; q++)
             for (size_t i = 0; i < bytes; i++)
                 wrong += all[(size_t)q * bytes + i] != blob_byte(round, q, i);
-        if (round % 5 == 4 && (r = p2_barrier()) != TCA_SUCCESS) {
-            fprintf(stderr, "rank %d: p2_barrier: %s\n", rank, tcaGetErrorString(r));
+        if (round % 5 == 4 && (r = p2_exchange_barrier()) != TCA_SUCCESS) {
+            fprintf(stderr, "rank %d: p2_exchange_barrier: %s\n", rank, tcaGetErrorString(r));
             return 1;
         }
     }

@@ -8,6 +8,7 @@
 #   -DREJECT=re::re...          none may match
 #   -DROW_REGEX=re -DROW_COUNT=N   exactly N matches of re (table rows)
 #   -DCSV_FILE=path -DCSV_LINES=N  the CSV file has N lines (header included)
+#   -DCSV_ROW=re                   ... and every line after the header matches re
 #   -DJSON_FILE=path -DJSON_ROWS=N the JSON file parses and has N rows
 # Lists use "::" because ";" does not survive add_test's argument passing.
 cmake_minimum_required(VERSION 3.20)
@@ -65,6 +66,14 @@ if(DEFINED CSV_FILE)
     list(LENGTH lines count)
     if(NOT count EQUAL CSV_LINES)
       string(APPEND failures "${CSV_FILE} has ${count} lines, expected ${CSV_LINES}\n")
+    endif()
+    if(DEFINED CSV_ROW)
+      list(SUBLIST lines 1 -1 data)
+      foreach(line IN LISTS data)
+        if(NOT line MATCHES "${CSV_ROW}")
+          string(APPEND failures "${CSV_FILE}: '${line}' does not match '${CSV_ROW}'\n")
+        endif()
+      endforeach()
     endif()
   endif()
 endif()

@@ -13,7 +13,7 @@
  * Each mapping is a permutation, so every rank receives exactly one stream.
  *
  * Per rank: the chain of one transfer (notify the destination) is built and
- * loaded before the start; after p2_barrier every rank starts its channel,
+ * loaded before the start; after p2_exchange_barrier every rank starts its channel,
  * waits for its incoming notification (tcaWaitDMARecvDesc), then for its own
  * channel (tcaWaitDMAC, untimed: a rank's clock cannot see both events at
  * their own times). Times are p2_wtime() (simulated, one timeline for all
@@ -221,7 +221,7 @@ static void describe_run(wl_report *report, const st_config *c, int size)
                                                 : "(rank + 1) % N");
     wl_report_meta(report, "check", "%s", c->common.check ? "on (wrong bytes received counted)"
                                                           : "off");
-    wl_report_meta(report, "time", "p2_wtime(), simulated; every rank starts after p2_barrier");
+    wl_report_meta(report, "time", "p2_wtime(), simulated; every rank starts after p2_exchange_barrier");
     wl_report_note(report, "row A->B: start_us after the earliest start; deliver_us from A's "
                            "start to B's notification");
     wl_report_note(report, "row all: every byte over the earliest start to the last delivery");
@@ -325,7 +325,7 @@ int main(int argc, char **argv)
                             tcaDMANotify, STREAM_SLOT, NOTIFY_TAG));
     WL_TCA(tcaDescSet(chain, DMA_CHANNEL));
 
-    WL_TCA(p2_barrier());
+    WL_TCA(p2_exchange_barrier());
     st_times mine = {.start = p2_wtime()};
     WL_TCA(tcaStartDMADesc(DMA_CHANNEL));
     WL_TCA(tcaWaitDMARecvDesc(&recv.handle, STREAM_SLOT, NOTIFY_TAG));

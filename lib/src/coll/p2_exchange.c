@@ -1,5 +1,5 @@
 /*
- * p2_exchange.c - p2_exchange and p2_barrier (p2.h): an allgather of a small
+ * p2_exchange.c - p2_exchange and p2_exchange_barrier (p2.h): an allgather of a small
  * blob over the interconnect itself, written with the TCA API, so ranks
  * started without MPI can swap tcaHandles (and the exchange's cost is the
  * modelled cost of real PIO traffic; the same code would run on boards).
@@ -145,7 +145,7 @@ tcaresult p2_exchange(const void *mine, void *all, size_t bytes)
     return TCA_SUCCESS;
 }
 
-tcaresult p2_barrier(void)
+tcaresult p2_exchange_barrier(void)
 {
     P2_API_CALL();
     /* Any 8 bytes will do: the exchange returns only once every rank has

@@ -47,6 +47,17 @@ typedef struct p2_rt {
     uint64_t bar_store_ps;   /* one write-combined store into a BAR window */
     uint64_t bar_store_bytes;
     uint64_t poll_detect_ps; /* a polling CPU sees a change this late */
+    /* Modelled computation (RANK-scope parameters): a reduction kernel's
+     * launch and sync, and bytes per second of host copies and reductions */
+    uint64_t gpu_kernel_ps;
+    double host_memcpy_Bps, host_reduce_Bps, gpu_reduce_Bps;
+    /* The path's rates from the model's parameters, for cost models */
+    double link_payload_Bps, host_read_Bps, gpu_read_Bps;
+    /* The network's routes (channel.h: route_port, port_peer) and where
+     * each rank runs, for cost models; NULL without p2run */
+    const uint8_t (*route_port)[P2_JOB_MAX_RANKS];
+    const uint8_t (*port_peer)[4];
+    const uint32_t *rank_node;
     /* The CUDA runtime's costs (params.def cuda_*): latencies in ps, rates in
      * bytes per second. A copy of n bytes costs latency + n / rate. */
     struct {

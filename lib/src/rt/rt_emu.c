@@ -411,6 +411,16 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->bar_store_ps = job->pio_store_ps;
     r->bar_store_bytes = job->pio_store_bytes ? job->pio_store_bytes : 1;
     r->poll_detect_ps = job->poll_detect_ps;
+    r->gpu_kernel_ps = job->gpu_kernel_ps;
+    r->host_memcpy_Bps = job->host_memcpy_Bps;
+    r->host_reduce_Bps = job->host_reduce_Bps;
+    r->gpu_reduce_Bps = job->gpu_reduce_Bps;
+    r->link_payload_Bps = job->link_payload_Bps;
+    r->host_read_Bps = job->host_read_Bps;
+    r->gpu_read_Bps = job->gpu_read_Bps;
+    r->route_port = (const uint8_t(*)[P2_JOB_MAX_RANKS])job->route_port;
+    r->port_peer = (const uint8_t(*)[4])job->port_peer;
+    r->rank_node = job->rank_node;
     r->cuda.h2d_ps = job->cuda_h2d_ps;
     r->cuda.d2h_ps = job->cuda_d2h_ps;
     r->cuda.d2d_ps = job->cuda_d2d_ps;

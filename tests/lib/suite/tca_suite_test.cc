@@ -95,7 +95,7 @@ public:
     void detach() override
     {
         // Nothing may still be on its way to a rank that finalizes.
-        EXPECT_EQ(p2_barrier(), TCA_SUCCESS);
+        EXPECT_EQ(p2_exchange_barrier(), TCA_SUCCESS);
         EXPECT_EQ(tcaFinalize(), TCA_SUCCESS);
     }
     bool sender() const override { return p2_rank() == 0; }
@@ -106,7 +106,7 @@ public:
         EXPECT_EQ(p2_exchange(&mine, all.data(), sizeof mine), TCA_SUCCESS);
         return all[(size_t)(p2_rank() == 0 ? 1 : 0)];
     }
-    void barrier() override { EXPECT_EQ(p2_barrier(), TCA_SUCCESS); }
+    void barrier() override { EXPECT_EQ(p2_exchange_barrier(), TCA_SUCCESS); }
     void delivered(int, int) override {}
     bool moves_data() const override { return true; }
 };

@@ -1,0 +1,289 @@
+/*
+ * coll.h - the collectives' internals: communicators, plans (a prepared
+ * collective: buffers, every rank's handles, the algorithm), the transport
+ * interface the algorithms are written against, the reduction kernels and
+ * the algorithm table with its cost model.
+ *
+ * Algorithms (<collective>_<algorithm>.c) see only coll_plan's fields and
+ * the coll_* transport calls below; they never call the TCA API directly.
+ */
+#ifndef P2_COLL_INTERNAL_H
+#define P2_COLL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "p2coll.h"
+#include "tca-api.h"
+
+/* Collectives. */
+typedef enum coll_kind {
+    COLL_BARRIER,
+    COLL_BCAST,
+    COLL_SCATTER,
+    COLL_GATHER,
+    COLL_REDUCE,
+    COLL_ALLGATHER,
+    COLL_ALLREDUCE,
+    COLL_KINDS
+} coll_kind;
+
+extern const char *const coll_kind_names[COLL_KINDS]; /* "barrier", ... */
+
+/* ---- Communicators ---------------------------------------------------------
+ * Each member owns a mailbox of registered host memory (PIO-reachable), whose
+ * handle every member knows:
+ *   [ready words: one per rank][barrier flags: 2 banks x 8 steps][exchange:
+ *    2 banks x P2_COLL_MAX_RANKS slots of COLL_SLOT_BYTES]
+ */
+#define COLL_SLOT_BYTES 256u
+#define COLL_BLOB_MAX (COLL_SLOT_BYTES - 8u)
+#define COLL_BARRIER_STEPS 8
+#define COLL_MB_READY 0u
+#define COLL_MB_BARRIER (COLL_MB_READY + 8u * P2_COLL_MAX_RANKS)
+#define COLL_MB_EXCHANGE (COLL_MB_BARRIER + 8u * 2u * COLL_BARRIER_STEPS)
+#define COLL_MB_BYTES (COLL_MB_EXCHANGE + 2u * P2_COLL_MAX_RANKS * COLL_SLOT_BYTES)
+
+struct p2_comm {
+    uint32_t magic; /* COLL_COMM_MAGIC while valid */
+    int ready;      /* set up */
+    int rank, size;
+    int world_rank[P2_COLL_MAX_RANKS];
+    uint8_t *mailbox; /* this rank's */
+    tcaHandle mailbox_h[P2_COLL_MAX_RANKS];
+    uint64_t exchange_seq, barrier_seq, run_seq;
+};
+#define COLL_COMM_MAGIC 0x70326363u
+
+/* An allgather of `bytes` (<= COLL_BLOB_MAX) over the comm's mailboxes, by
+ * PIO: all[q * bytes] = rank q's mine. */
+tcaresult coll_comm_exchange(p2_comm_t comm, const void *mine, void *all, size_t bytes);
+/* The comm, set up (P2_COMM_WORLD on first use); NULL if invalid. */
+tcaresult coll_comm_get(p2_comm_t comm, p2_comm_t *out);
+
+/* ---- Plans ---------------------------------------------------------------- */
+typedef struct coll_peer {
+    tcaHandle recv;    /* its recvbuf (or bcast buf), zero if none */
+    tcaHandle scratch; /* its scratch, zero if none */
+} coll_peer;
+
+typedef struct coll_buf {
+    uint8_t *ptr;
+    size_t bytes;
+    int gpu;          /* GPU memory */
+    tcaHandle h;      /* over [ptr, ptr + bytes); valid when bytes > 0 */
+} coll_buf;
+
+typedef struct coll_algorithm coll_algorithm;
+
+typedef struct coll_plan {
+    p2_comm_t comm;
+    int rank, size;
+    coll_kind kind;
+    const coll_algorithm *algo;
+    size_t count, esize, bytes; /* bytes = count * esize: one rank's block */
+    tcaDataType type;
+    tcaOp op;
+    int root;
+    int in_place;
+    coll_buf send, recv, scratch;
+    coll_peer *peer; /* [size] */
+    /* Transport state */
+    int dry;                 /* recording targets only (prepare) */
+    uint64_t targets;        /* ranks this rank writes into */
+    uint64_t sources;        /* ranks that write into this rank */
+    uint64_t ready_seen;     /* targets whose ready word this run was seen */
+    int use_ready;           /* this run waits for ready words */
+    uint64_t run;            /* comm->run_seq of this run */
+    tcaDesc *chain;          /* being built */
+    int chain_len;
+    int channel_busy;
+    tcaresult status;        /* of the last start */
+    int forced;              /* the algorithm came from the variable or a rule */
+} coll_plan;
+
+/* ---- Transport (coll_transport.c) -----------------------------------------
+ * Tags: a DMA notification is raised at the destination in
+ * (P2_COLL_WAIT_SLOT, coll_tag(run, step, src)). */
+typedef enum coll_target {
+    COLL_TO_RECV,   /* the peer's recvbuf */
+    COLL_TO_SCRATCH /* the peer's scratch */
+} coll_target;
+
+typedef enum coll_source {
+    COLL_FROM_SEND,
+    COLL_FROM_RECV,
+    COLL_FROM_SCRATCH
+} coll_source;
+
+/* Appends one transfer to the current chain: bytes from this rank's `src`
+ * buffer + src_off to rank dst's `target` + dst_off, notifying dst with
+ * `step`. Zero bytes: nothing. */
+tcaresult coll_put(coll_plan *p, int dst, coll_target target, size_t dst_off,
+                   coll_source src, size_t src_off, size_t bytes, int step);
+/* Starts the chain built since the last start (one chained DMA); waits for
+ * the previous one's channel first. No transfers: nothing. */
+tcaresult coll_start(coll_plan *p);
+/* Waits for the notification of `step` from rank src. */
+tcaresult coll_wait(coll_plan *p, int src, int step);
+/* Waits until this rank's started chains are done. */
+tcaresult coll_flush(coll_plan *p);
+/* PIO: [data, bytes][pad to 8][flag word = run] into rank dst's scratch at
+ * dst_off (which must leave room for the flag), one stream, then commit. */
+tcaresult coll_pio_put(coll_plan *p, int dst, size_t dst_off, const void *data, size_t bytes);
+/* Waits until this rank's scratch + off holds the flag of this run for a
+ * PIO message of `bytes`. */
+tcaresult coll_pio_wait(coll_plan *p, size_t off, size_t bytes);
+/* The padded size of a PIO message with its flag word. */
+size_t coll_pio_slot(size_t bytes);
+/* Local copy of bytes between this rank's buffers (memcpy on the host with
+ * its modelled cost, or a DMA of the board when GPU memory is involved). */
+tcaresult coll_local_copy(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                          size_t src_off, size_t bytes);
+/* dst[i] = dst[i] op src[i] for `count` elements of the plan's type, with the
+ * modelled cost (host or GPU kernel, coll_select.c's table). */
+tcaresult coll_reduce_local(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                            size_t src_off, size_t count);
+/* One GPU kernel: dst = block[0] op block[1] op ... op block[n-1], blocks of
+ * `count` elements at src + src_off + i * stride. Charged once as a kernel
+ * (gpu_kernel_ns + the bytes reduced / gpu_reduce_gbps); in emulation the
+ * reduction is computed on the host, so results are exact. */
+tcaresult coll_reduce_kernel(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                             size_t src_off, size_t stride, int n, size_t count);
+/* The address of a local buffer + off (NULL-safe for 0-sized buffers). */
+uint8_t *coll_ptr(coll_plan *p, coll_source which, size_t off);
+/* Barrier tokens (dissemination barrier): flag word `step` of bank
+ * barrier_seq % 2 at rank dst := barrier_seq; wait for our own. */
+tcaresult coll_barrier_signal(coll_plan *p, int dst, int step, uint64_t seq);
+tcaresult coll_barrier_wait(coll_plan *p, int step, uint64_t seq);
+
+/* The kind (tcaMemoryCPU/GPU) of this node's registered memory holding
+ * [ptr, ptr + bytes), or -1. */
+int coll_memory_kind(const void *ptr, size_t bytes);
+
+/* ---- Reduction kernels (coll_reduce.c) ------------------------------------ */
+/* TCA_SUCCESS, TCA_ERROR_INVALID_ARGUMENT (unknown type or op),
+ * TCA_ERROR_NOT_SUPPORTED (pair without meaning). */
+tcaresult coll_op_check(tcaDataType type, tcaOp op);
+int coll_type_valid(tcaDataType type);
+void coll_reduce_apply(void *dst, const void *src, size_t count, tcaDataType type, tcaOp op);
+
+/* ---- Algorithms and selection (coll_select.c) ------------------------------ */
+typedef struct coll_cost_params {
+    double dma_latency_s, pio_latency_s, pio_store_s;
+    double dma_cpu_Bps, dma_gpu_Bps;
+    double memcpy_Bps, reduce_cpu_Bps;
+    double gpu_kernel_s, reduce_gpu_Bps;
+} coll_cost_params;
+/* Filled from the rank runtime (the model's parameters) when the world
+ * communicator is set up; coll_select.c says where each figure comes from. */
+extern coll_cost_params coll_cost;
+void coll_cost_load(void);
+
+struct coll_algorithm {
+    coll_kind kind;
+    const char *name;
+    /* Can it run this plan? (e.g. recursive doubling: power-of-two size) */
+    int (*eligible)(const coll_plan *p);
+    /* Predicted seconds for `size` ranks and `bytes` per rank. */
+    double (*cost)(int size, size_t bytes, int gpu);
+    /* Scratch bytes this rank needs. */
+    size_t (*scratch)(const coll_plan *p);
+    /* Runs the algorithm (also in the dry pass: transfers only recorded). */
+    tcaresult (*run)(coll_plan *p);
+    /* Its scratch is GPU memory (else host memory). */
+    int scratch_gpu;
+};
+
+extern const coll_algorithm coll_barrier_dissemination, coll_bcast_binomial,
+    coll_scatter_linear, coll_gather_linear, coll_reduce_gather, coll_reduce_gather_gpu,
+    coll_allgather_recursive_doubling, coll_allgather_ring, coll_allgather_bruck,
+    coll_allreduce_dissemination, coll_allreduce_dissemination_pio, coll_allreduce_rsag;
+
+/* Picks the algorithm for a plan whose fields but algo are set.
+ * TCA_ERROR_NOT_SUPPORTED (forced algorithm not eligible, or unknown name),
+ * TCA_ERROR_INVALID_ARGUMENT (bad rules file). */
+tcaresult coll_select(coll_plan *p);
+
+/* Bit i: the i-th algorithm of the table can run this plan here. */
+uint32_t coll_eligible_mask(const coll_plan *p);
+/* The cheapest algorithm of the plan's collective among `mask`; NULL if none. */
+const coll_algorithm *coll_cheapest(const coll_plan *p, uint32_t mask, int gpu);
+
+/* Helpers for algorithms. */
+static inline int coll_mod(int a, int n)
+{
+    return ((a % n) + n) % n;
+}
+static inline int coll_ceil_log2(int n)
+{
+    int k = 0;
+    while ((1 << k) < n)
+        k++;
+    return k;
+}
+static inline int coll_floor_log2(int n)
+{
+    int k = 0;
+    while ((2 << k) <= n)
+        k++;
+    return k;
+}
+/* Cable sharing in the cost model. In a step where every rank r of the comm
+ * writes to rank r + d (COLL_ADD) or r ^ d (COLL_XOR), coll_share follows
+ * every transfer along the network's routes (handed over by the simulator,
+ * so the topology, the routing policy and the mapping count) and returns the
+ * most transfers any one cable carries (at least 1); *cyclic says whether the
+ * transfers' paths close a cycle of cables, each holding traffic for the
+ * next (a cycle in the channel dependency graph), or any path has
+ * COLL_RISKY_PATH_CABLES cables or more (see below). Without routes (no p2run)
+ * the ranks are taken to sit in order along one ring: min(d, p - d), cyclic
+ * when that is more than one hop. */
+typedef enum { COLL_ADD, COLL_XOR } coll_pattern;
+double coll_share(int d, int n, coll_pattern pat, int *cyclic);
+/* The most bytes one rank writes in a step whose paths close a cycle for the
+ * cost model to consider the step safe. PEACH2 has no virtual channels: such
+ * flows can fill every board's input buffer on the cycle with TLPs for the
+ * next cable, and nothing moves again (topologies/README.md, "Credit
+ * deadlock"). A row of 8 boards holds 8 x (16 + 8) TLPs of 256 B = 48 KiB
+ * with the default rx_posted_data_credits (4 KiB) and output_queue_tlps (8),
+ * and consecutive steps' flows overlap in time. Measured on the 2x8 torus:
+ * recursive doubling with the identity mapping deadlocks at 2 KiB per block
+ * (8 KiB per 4-hop flow) and runs at 1 KiB; dissemination allreduce deadlocks
+ * at 8 KiB per flow and, after other traffic, at 4000 B; the ring allgather
+ * on the Gray-code map (whose rank-order neighbours are up to 4 hops apart)
+ * at 32 KiB, although the cables of its own routes close no cycle: most
+ * likely another message (a barrier token or ready word of a rank already
+ * past the collective, its next step) sits at the head of one board's FIFO
+ * and closes it, which this per-step analysis does not see; so paths of 4
+ * cables or more count as a cycle, which
+ * fits every case measured (recursive doubling on that map, 3-cable paths at
+ * most, runs up to 4 MiB; the ring on the identity map, 2 at most, too).
+ * 2 KiB per flow keeps a margin. Above it the cost model prices
+ * the step out (COLL_UNSAFE_S): only a forced algorithm or a rule runs it
+ * (and may deadlock the job, which the simulator then reports). */
+#define COLL_LONG_PATH_SAFE_BYTES 2048.0
+#define COLL_RISKY_PATH_CABLES 4
+#define COLL_UNSAFE_S 1e6
+/* Seconds of a step moving `bytes` per rank to the rank d away, at bw. */
+static inline double coll_step_bytes_s(int d, int n, coll_pattern pat, double bytes, double bw)
+{
+    int cyclic;
+    double share = coll_share(d, n, pat, &cyclic);
+    if (cyclic && bytes > COLL_LONG_PATH_SAFE_BYTES)
+        return COLL_UNSAFE_S;
+    return share * bytes / bw;
+}
+static inline int coll_is_pow2(int n)
+{
+    return n > 0 && (n & (n - 1)) == 0;
+}
+
+#define COLL_TRY(call)                                                                   \
+    do {                                                                                 \
+        tcaresult coll_try_r_ = (call);                                                  \
+        if (coll_try_r_ != TCA_SUCCESS)                                                  \
+            return coll_try_r_;                                                          \
+    } while (0)
+
+#endif /* P2_COLL_INTERNAL_H */

@@ -1,0 +1,590 @@
+/*
+ * coll_comm.c - communicators, the PIO exchange over their mailboxes, and the
+ * public calls of p2coll.h: argument checks, the agreement between ranks
+ * (one exchange carrying every rank's status, arguments and handles), plans,
+ * persistent requests.
+ *
+ * A collective call:
+ *   1. local checks (types, op, root, buffers: registered?), the algorithm
+ *      choice, scratch allocation, a dry pass of the algorithm recording
+ *      which ranks this rank writes into;
+ *   2. one exchange over the comm: [status, arguments, algorithm, recv and
+ *      scratch handles, targets]; every rank derives the same verdict (the
+ *      status of the lowest rank with one, else INVALID_ARGUMENT if the
+ *      arguments differ) and the ranks that write into it;
+ *   3. the run (coll_transport.c: ready words on reruns).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "rt/rt.h"
+
+struct p2_comm p2_comm_world;
+
+/* ---- Mailbox exchange ----------------------------------------------------- */
+
+static size_t exchange_slot(uint64_t seq, int rank)
+{
+    return COLL_MB_EXCHANGE + ((size_t)(seq % 2u) * P2_COLL_MAX_RANKS + (size_t)rank) *
+                                  COLL_SLOT_BYTES;
+}
+
+/* As p2_exchange (two banks by sequence number; the word after the blob is
+ * written last in the same PIO stream), over the comm's own mailboxes. */
+tcaresult coll_comm_exchange(p2_comm_t c, const void *mine, void *all, size_t bytes)
+{
+    uint64_t seq = ++c->exchange_seq;
+    size_t off = exchange_slot(seq, c->rank);
+    for (int i = 1; i <= c->size; i++) {
+        int q = (c->rank + i) % c->size;
+        tcaPIOHandle pio;
+        COLL_TRY(tcaSetPIORegion(&pio, &c->mailbox_h[q], off, COLL_SLOT_BYTES));
+        COLL_TRY(tcaSendPIO(&pio, 0, mine, bytes));
+        COLL_TRY(tcaSendPIO(&pio, COLL_SLOT_BYTES - 8u, &seq, sizeof seq));
+    }
+    COLL_TRY(tcaSendPIOCommit());
+    for (int q = 0; q < c->size; q++) {
+        const uint8_t *slot = c->mailbox + exchange_slot(seq, q);
+        COLL_TRY(p2_wait_u64((const volatile uint64_t *)(slot + COLL_SLOT_BYTES - 8u), seq));
+        memcpy((uint8_t *)all + (size_t)q * bytes, slot, bytes);
+    }
+    return TCA_SUCCESS;
+}
+
+static tcaresult mailbox_alloc(p2_comm_t c)
+{
+    void *mb = NULL;
+    COLL_TRY(tcaMalloc(&mb, COLL_MB_BYTES, tcaMemoryCPU));
+    memset(mb, 0, COLL_MB_BYTES);
+    c->mailbox = mb;
+    return TCA_SUCCESS;
+}
+
+tcaresult coll_comm_get(p2_comm_t comm, p2_comm_t *out)
+{
+    if (comm == P2_COMM_WORLD && !comm->ready) {
+        COLL_TRY(tcaInit());
+        coll_cost_load();
+        int size = p2_size();
+        if (size <= 0 || size > P2_COLL_MAX_RANKS)
+            return TCA_ERROR_DEVICE;
+        comm->rank = p2_rank();
+        comm->size = size;
+        for (int i = 0; i < size; i++)
+            comm->world_rank[i] = i;
+        COLL_TRY(mailbox_alloc(comm));
+        tcaHandle h;
+        COLL_TRY(tcaCreateHandle(&h, comm->mailbox, COLL_MB_BYTES, tcaMemoryCPU));
+        COLL_TRY(p2_exchange(&h, comm->mailbox_h, sizeof h));
+        comm->magic = COLL_COMM_MAGIC;
+        comm->ready = 1;
+    }
+    if (!comm || comm->magic != COLL_COMM_MAGIC || !comm->ready)
+        return TCA_ERROR_INVALID_HANDLE;
+    *out = comm;
+    return TCA_SUCCESS;
+}
+
+int p2_comm_rank(p2_comm_t comm)
+{
+    p2_comm_t c;
+    return coll_comm_get(comm, &c) == TCA_SUCCESS ? c->rank : -1;
+}
+
+int p2_comm_size(p2_comm_t comm)
+{
+    p2_comm_t c;
+    return coll_comm_get(comm, &c) == TCA_SUCCESS ? c->size : -1;
+}
+
+typedef struct comm_blob {
+    int32_t status, n;
+    uint64_t list_hash;
+    tcaHandle mailbox;
+} comm_blob;
+
+tcaresult p2_comm_create(p2_comm_t parent, const int *ranks, int n, p2_comm_t *newcomm)
+{
+    p2_comm_t pc;
+    COLL_TRY(coll_comm_get(parent, &pc));
+    comm_blob mine = {0};
+    int me = -1;
+    uint64_t hash = 1469598103934665603ull;
+    if (!ranks || !newcomm || n < 1 || n > pc->size)
+        mine.status = TCA_ERROR_INVALID_ARGUMENT;
+    else {
+        uint64_t seen = 0;
+        for (int i = 0; i < n; i++) {
+            if (ranks[i] < 0 || ranks[i] >= pc->size || (seen >> ranks[i] & 1)) {
+                mine.status = TCA_ERROR_INVALID_ARGUMENT;
+                break;
+            }
+            seen |= 1ull << ranks[i];
+            hash = (hash ^ (uint64_t)ranks[i]) * 1099511628211ull;
+            if (ranks[i] == pc->rank)
+                me = i;
+        }
+    }
+    mine.n = n;
+    mine.list_hash = hash;
+    p2_comm_t c = NULL;
+    if (mine.status == TCA_SUCCESS && me >= 0) {
+        c = calloc(1, sizeof *c);
+        if (!c)
+            mine.status = TCA_ERROR_OUT_OF_MEMORY;
+        else if ((mine.status = mailbox_alloc(c)) == TCA_SUCCESS)
+            mine.status = tcaCreateHandle(&mine.mailbox, c->mailbox, COLL_MB_BYTES, tcaMemoryCPU);
+    }
+    comm_blob all[P2_COLL_MAX_RANKS];
+    tcaresult r = coll_comm_exchange(pc, &mine, all, sizeof mine);
+    for (int q = 0; r == TCA_SUCCESS && q < pc->size; q++) {
+        if (all[q].status)
+            r = (tcaresult)all[q].status;
+        else if (all[q].n != n || all[q].list_hash != hash)
+            r = TCA_ERROR_INVALID_ARGUMENT;
+    }
+    if (r != TCA_SUCCESS || me < 0) {
+        if (c) {
+            if (c->mailbox)
+                tcaFree(c->mailbox, tcaMemoryCPU);
+            free(c);
+        }
+        if (newcomm)
+            *newcomm = P2_COMM_NULL;
+        return r;
+    }
+    c->rank = me;
+    c->size = n;
+    for (int i = 0; i < n; i++) {
+        c->world_rank[i] = pc->world_rank[ranks[i]];
+        c->mailbox_h[i] = all[ranks[i]].mailbox;
+    }
+    c->magic = COLL_COMM_MAGIC;
+    c->ready = 1;
+    *newcomm = c;
+    return TCA_SUCCESS;
+}
+
+tcaresult p2_comm_free(p2_comm_t *comm)
+{
+    if (!comm)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    if (*comm == P2_COMM_NULL)
+        return TCA_SUCCESS;
+    if (*comm == P2_COMM_WORLD)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    if ((*comm)->magic != COLL_COMM_MAGIC)
+        return TCA_ERROR_INVALID_HANDLE;
+    /* Nobody writes into this mailbox once every member has left the last
+     * collective on it; a barrier makes sure. */
+    tcaresult r = p2_barrier(*comm);
+    tcaFree((*comm)->mailbox, tcaMemoryCPU);
+    (*comm)->magic = 0;
+    free(*comm);
+    *comm = P2_COMM_NULL;
+    return r;
+}
+
+/* ---- Plans ------------------------------------------------------------------ */
+
+struct p2_request {
+    coll_plan plan;
+    int started;
+};
+
+typedef struct plan_blob {
+    int32_t status, kind, type, op, root, forced;
+    uint32_t eligible, gpu;
+    uint64_t count, targets;
+    char algo[24];
+    tcaHandle recv, scratch;
+} plan_blob;
+_Static_assert(sizeof(plan_blob) <= COLL_BLOB_MAX, "a plan blob fits a mailbox slot");
+
+/* Local half of a buffer: checks and a handle. */
+static tcaresult buf_setup(coll_buf *b, const void *ptr, size_t bytes)
+{
+    b->ptr = (uint8_t *)ptr;
+    b->bytes = bytes;
+    if (bytes == 0)
+        return TCA_SUCCESS;
+    if (!ptr || ptr == P2_IN_PLACE)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    int kind = coll_memory_kind(ptr, bytes);
+    if (kind < 0)
+        return TCA_ERROR_NOT_REGISTERED;
+    b->gpu = kind == tcaMemoryGPU;
+    return tcaCreateHandle(&b->h, (void *)ptr, bytes, (tcaMemoryKind)kind);
+}
+
+static void plan_release(coll_plan *p)
+{
+    if (p->send.bytes && p->send.h.check)
+        tcaDestroyHandle(&p->send.h);
+    if (p->recv.bytes && p->recv.h.check)
+        tcaDestroyHandle(&p->recv.h);
+    if (p->scratch.ptr) {
+        if (p->scratch.h.check)
+            tcaDestroyHandle(&p->scratch.h);
+        tcaFree(p->scratch.ptr, p->scratch.gpu ? tcaMemoryGPU : tcaMemoryCPU);
+    }
+    free(p->peer);
+    memset(p, 0, sizeof *p);
+}
+
+static int rooted(coll_kind k)
+{
+    return k == COLL_BCAST || k == COLL_SCATTER || k == COLL_GATHER || k == COLL_REDUCE;
+}
+
+/* Scratch and the dry pass for the plan's algorithm (again after a change
+ * of algorithm: the old scratch is released first). */
+static tcaresult plan_algorithm(coll_plan *p)
+{
+    if (p->scratch.ptr) {
+        if (p->scratch.h.check)
+            tcaDestroyHandle(&p->scratch.h);
+        tcaFree(p->scratch.ptr, p->scratch.gpu ? tcaMemoryGPU : tcaMemoryCPU);
+        memset(&p->scratch, 0, sizeof p->scratch);
+    }
+    p->targets = 0;
+    size_t sb = p->algo->scratch(p);
+    if (sb) {
+        void *s = NULL;
+        tcaMemoryKind mk = p->algo->scratch_gpu ? tcaMemoryGPU : tcaMemoryCPU;
+        COLL_TRY(tcaMalloc(&s, sb, mk));
+        p->scratch.ptr = s;
+        p->scratch.bytes = sb;
+        p->scratch.gpu = mk == tcaMemoryGPU;
+        if (!p->scratch.gpu)
+            memset(s, 0, sb);
+        COLL_TRY(tcaCreateHandle(&p->scratch.h, s, sb, mk));
+    }
+    if (p->kind == COLL_BARRIER || p->bytes) {
+        p->dry = 1;
+        tcaresult r = p->algo->run(p);
+        p->dry = 0;
+        COLL_TRY(r);
+    }
+    return TCA_SUCCESS;
+}
+
+/* Local checks, buffers, algorithm, scratch, dry pass: the status. */
+static tcaresult plan_local(coll_plan *p, const void *sendbuf, void *recvbuf)
+{
+    coll_kind k = p->kind;
+    if (k == COLL_BARRIER) {
+        p->esize = 0;
+    } else {
+        if (!coll_type_valid(p->type))
+            return TCA_ERROR_INVALID_ARGUMENT;
+        p->esize = TCA_TYPE_SIZE(p->type);
+        if (p->count > (SIZE_MAX / P2_COLL_MAX_RANKS) / p->esize)
+            return TCA_ERROR_INVALID_ARGUMENT;
+    }
+    p->bytes = p->count * p->esize;
+    if (k == COLL_REDUCE || k == COLL_ALLREDUCE)
+        COLL_TRY(coll_op_check(p->type, p->op));
+    if (rooted(k) && (p->root < 0 || p->root >= p->size))
+        return TCA_ERROR_INVALID_ARGUMENT;
+    int am_root = p->rank == p->root;
+    size_t b = p->bytes, all = p->bytes * (size_t)p->size;
+    switch (k) {
+    case COLL_BARRIER: break;
+    case COLL_BCAST:
+        COLL_TRY(buf_setup(&p->recv, recvbuf, b));
+        p->send = p->recv;
+        p->send.h.check = 0; /* not owned twice */
+        if (b) COLL_TRY(buf_setup(&p->send, recvbuf, b));
+        break;
+    case COLL_SCATTER:
+        if (am_root) {
+            COLL_TRY(buf_setup(&p->send, sendbuf, all));
+            if (recvbuf == P2_IN_PLACE)
+                p->in_place = 1;
+            else
+                COLL_TRY(buf_setup(&p->recv, recvbuf, b));
+        } else
+            COLL_TRY(buf_setup(&p->recv, recvbuf, b));
+        break;
+    case COLL_GATHER:
+    case COLL_ALLGATHER:
+        if (k == COLL_ALLGATHER || am_root)
+            COLL_TRY(buf_setup(&p->recv, recvbuf, all));
+        if (sendbuf == P2_IN_PLACE && (k == COLL_ALLGATHER || am_root)) {
+            p->in_place = 1;
+            COLL_TRY(buf_setup(&p->send, b ? (uint8_t *)recvbuf + (size_t)p->rank * b : NULL, b));
+        } else
+            COLL_TRY(buf_setup(&p->send, sendbuf, b));
+        break;
+    case COLL_REDUCE:
+    case COLL_ALLREDUCE:
+        if (k == COLL_ALLREDUCE || am_root) {
+            COLL_TRY(buf_setup(&p->recv, recvbuf, b));
+            if (sendbuf == P2_IN_PLACE || sendbuf == recvbuf) {
+                p->in_place = 1;
+                sendbuf = recvbuf;
+            }
+        }
+        COLL_TRY(buf_setup(&p->send, sendbuf, b));
+        break;
+    default: return TCA_ERROR_INVALID_ARGUMENT;
+    }
+    COLL_TRY(coll_select(p));
+    return plan_algorithm(p);
+}
+
+static tcaresult plan_prepare(coll_plan *p, coll_kind kind, const void *sendbuf, void *recvbuf,
+                              size_t count, tcaDataType type, tcaOp op, int root, p2_comm_t comm)
+{
+    memset(p, 0, sizeof *p);
+    p2_comm_t c;
+    COLL_TRY(coll_comm_get(comm, &c));
+    p->comm = c;
+    p->rank = c->rank;
+    p->size = c->size;
+    p->kind = kind;
+    p->count = kind == COLL_BARRIER ? 0 : count;
+    p->type = kind == COLL_BARRIER ? TCA_BYTE : type;
+    p->op = (kind == COLL_REDUCE || kind == COLL_ALLREDUCE) ? op : TCA_OP_SUM;
+    p->root = rooted(kind) ? root : 0;
+    plan_blob mine = {0};
+    mine.status = plan_local(p, sendbuf, recvbuf);
+    mine.kind = kind;
+    mine.type = p->type;
+    mine.op = p->op;
+    mine.root = p->root;
+    mine.count = p->count;
+    mine.targets = p->targets;
+    if (p->algo)
+        strncpy(mine.algo, p->algo->name, sizeof mine.algo - 1);
+    mine.forced = p->forced;
+    mine.eligible = mine.status == TCA_SUCCESS ? coll_eligible_mask(p) : 0;
+    mine.gpu = p->send.gpu || p->recv.gpu;
+    mine.recv = p->recv.bytes ? p->recv.h : (tcaHandle){0};
+    mine.scratch = p->scratch.bytes ? p->scratch.h : (tcaHandle){0};
+    plan_blob *all = calloc((size_t)p->size, sizeof *all);
+    tcaresult r = all ? coll_comm_exchange(c, &mine, all, sizeof mine) : TCA_ERROR_OUT_OF_MEMORY;
+    for (int q = 0; r == TCA_SUCCESS && q < p->size; q++)
+        if (all[q].status)
+            r = (tcaresult)all[q].status;
+    int differ = 0, forced = 0;
+    uint32_t common = ~0u, gpu = 0;
+    for (int q = 0; r == TCA_SUCCESS && q < p->size; q++) {
+        if (all[q].kind != mine.kind || all[q].type != mine.type || all[q].op != mine.op ||
+            all[q].root != mine.root || all[q].count != mine.count)
+            r = TCA_ERROR_INVALID_ARGUMENT;
+        differ |= strcmp(all[q].algo, mine.algo) != 0;
+        forced |= all[q].forced;
+        common &= all[q].eligible;
+        gpu |= all[q].gpu;
+    }
+    if (r == TCA_SUCCESS && differ) {
+        /* The ranks' choices differ: their buffers differ in kind (CPU or
+         * GPU), which changes costs and eligibility. A forced choice that
+         * differs is an argument error; otherwise every rank takes the
+         * cheapest algorithm eligible on all of them, with the GPU costs if
+         * any rank has GPU buffers, and they exchange again for it. */
+        const coll_algorithm *a = forced ? NULL : coll_cheapest(p, common, (int)gpu);
+        if (forced)
+            r = TCA_ERROR_INVALID_ARGUMENT;
+        else {
+            plan_blob again = {0};
+            again.status = !a ? TCA_ERROR_NOT_SUPPORTED
+                              : a == p->algo ? TCA_SUCCESS : (p->algo = a, plan_algorithm(p));
+            again.targets = p->targets;
+            again.recv = mine.recv;
+            again.scratch = p->scratch.bytes ? p->scratch.h : (tcaHandle){0};
+            r = coll_comm_exchange(c, &again, all, sizeof again);
+            for (int q = 0; r == TCA_SUCCESS && q < p->size; q++)
+                if (all[q].status)
+                    r = (tcaresult)all[q].status;
+        }
+    }
+    if (r == TCA_SUCCESS && !(p->peer = calloc((size_t)p->size, sizeof *p->peer)))
+        r = TCA_ERROR_OUT_OF_MEMORY;
+    if (r == TCA_SUCCESS) {
+        for (int q = 0; q < p->size; q++) {
+            p->peer[q].recv = all[q].recv;
+            p->peer[q].scratch = all[q].scratch;
+            if (all[q].targets >> p->rank & 1)
+                p->sources |= 1ull << q;
+        }
+    }
+    free(all);
+    if (r != TCA_SUCCESS)
+        plan_release(p);
+    return r;
+}
+
+static tcaresult plan_run(coll_plan *p, int after_exchange)
+{
+    p2_comm_t c = p->comm;
+    p->run = ++c->run_seq;
+    p->ready_seen = 0;
+    p->use_ready = !after_exchange && p->kind != COLL_BARRIER;
+    if (p->kind != COLL_BARRIER && p->bytes == 0)
+        return TCA_SUCCESS;
+    if (p->use_ready && p->sources) {
+        /* Tell every rank that writes into us that this run may begin. */
+        for (int q = 0; q < p->size; q++) {
+            if (!(p->sources >> q & 1))
+                continue;
+            tcaPIOHandle pio;
+            COLL_TRY(tcaSetPIORegion(&pio, &c->mailbox_h[q], COLL_MB_READY + 8u * (size_t)p->rank,
+                                     8));
+            COLL_TRY(tcaSendPIO(&pio, 0, &p->run, sizeof p->run));
+        }
+        COLL_TRY(tcaSendPIOCommit());
+    }
+    tcaresult r = p->algo->run(p);
+    tcaresult f = coll_flush(p);
+    if (p->chain) {
+        tcaDescFree(p->chain);
+        p->chain = NULL;
+    }
+    return r != TCA_SUCCESS ? r : f;
+}
+
+static tcaresult blocking(coll_kind kind, const void *sendbuf, void *recvbuf, size_t count,
+                          tcaDataType type, tcaOp op, int root, p2_comm_t comm)
+{
+    p2_rt_api_begin();
+    coll_plan p;
+    tcaresult r = plan_prepare(&p, kind, sendbuf, recvbuf, count, type, op, root, comm);
+    if (r == TCA_SUCCESS) {
+        r = plan_run(&p, 1);
+        plan_release(&p);
+    }
+    p2_rt_api_end();
+    return r;
+}
+
+tcaresult p2_barrier(p2_comm_t comm)
+{
+    return blocking(COLL_BARRIER, NULL, NULL, 0, TCA_BYTE, TCA_OP_SUM, 0, comm);
+}
+tcaresult p2_bcast(void *buf, size_t count, tcaDataType type, int root, p2_comm_t comm)
+{
+    return blocking(COLL_BCAST, buf, buf, count, type, TCA_OP_SUM, root, comm);
+}
+tcaresult p2_scatter(const void *sendbuf, void *recvbuf, size_t count, tcaDataType type,
+                     int root, p2_comm_t comm)
+{
+    return blocking(COLL_SCATTER, sendbuf, recvbuf, count, type, TCA_OP_SUM, root, comm);
+}
+tcaresult p2_gather(const void *sendbuf, void *recvbuf, size_t count, tcaDataType type,
+                    int root, p2_comm_t comm)
+{
+    return blocking(COLL_GATHER, sendbuf, recvbuf, count, type, TCA_OP_SUM, root, comm);
+}
+tcaresult p2_reduce(const void *sendbuf, void *recvbuf, size_t count, tcaDataType type,
+                    tcaOp op, int root, p2_comm_t comm)
+{
+    return blocking(COLL_REDUCE, sendbuf, recvbuf, count, type, op, root, comm);
+}
+tcaresult p2_allgather(const void *sendbuf, void *recvbuf, size_t count, tcaDataType type,
+                       p2_comm_t comm)
+{
+    return blocking(COLL_ALLGATHER, sendbuf, recvbuf, count, type, TCA_OP_SUM, 0, comm);
+}
+tcaresult p2_allreduce(const void *sendbuf, void *recvbuf, size_t count, tcaDataType type,
+                       tcaOp op, p2_comm_t comm)
+{
+    return blocking(COLL_ALLREDUCE, sendbuf, recvbuf, count, type, op, 0, comm);
+}
+
+/* ---- Persistent ------------------------------------------------------------- */
+
+static tcaresult persistent(coll_kind kind, const void *sendbuf, void *recvbuf, size_t count,
+                            tcaDataType type, tcaOp op, int root, p2_comm_t comm,
+                            p2_request_t *req)
+{
+    if (!req)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    *req = NULL;
+    struct p2_request *q = calloc(1, sizeof *q);
+    if (!q)
+        return TCA_ERROR_OUT_OF_MEMORY;
+    p2_rt_api_begin();
+    tcaresult r = plan_prepare(&q->plan, kind, sendbuf, recvbuf, count, type, op, root, comm);
+    p2_rt_api_end();
+    if (r != TCA_SUCCESS) {
+        free(q);
+        return r;
+    }
+    q->plan.status = TCA_ERROR_INVALID_HANDLE;
+    *req = q;
+    return TCA_SUCCESS;
+}
+
+tcaresult p2_barrier_init(p2_comm_t comm, p2_request_t *req)
+{
+    return persistent(COLL_BARRIER, NULL, NULL, 0, TCA_BYTE, TCA_OP_SUM, 0, comm, req);
+}
+tcaresult p2_bcast_init(void *buf, size_t count, tcaDataType type, int root, p2_comm_t comm,
+                        p2_request_t *req)
+{
+    return persistent(COLL_BCAST, buf, buf, count, type, TCA_OP_SUM, root, comm, req);
+}
+tcaresult p2_scatter_init(const void *sendbuf, void *recvbuf, size_t count, tcaDataType type,
+                          int root, p2_comm_t comm, p2_request_t *req)
+{
+    return persistent(COLL_SCATTER, sendbuf, recvbuf, count, type, TCA_OP_SUM, root, comm, req);
+}
+tcaresult p2_gather_init(const void *sendbuf, void *recvbuf, size_t count, tcaDataType type,
+                         int root, p2_comm_t comm, p2_request_t *req)
+{
+    return persistent(COLL_GATHER, sendbuf, recvbuf, count, type, TCA_OP_SUM, root, comm, req);
+}
+tcaresult p2_reduce_init(const void *sendbuf, void *recvbuf, size_t count, tcaDataType type,
+                         tcaOp op, int root, p2_comm_t comm, p2_request_t *req)
+{
+    return persistent(COLL_REDUCE, sendbuf, recvbuf, count, type, op, root, comm, req);
+}
+tcaresult p2_allgather_init(const void *sendbuf, void *recvbuf, size_t count,
+                            tcaDataType type, p2_comm_t comm, p2_request_t *req)
+{
+    return persistent(COLL_ALLGATHER, sendbuf, recvbuf, count, type, TCA_OP_SUM, 0, comm, req);
+}
+tcaresult p2_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
+                            tcaDataType type, tcaOp op, p2_comm_t comm, p2_request_t *req)
+{
+    return persistent(COLL_ALLREDUCE, sendbuf, recvbuf, count, type, op, 0, comm, req);
+}
+
+tcaresult p2_start(p2_request_t req)
+{
+    if (!req || !req->plan.algo)
+        return TCA_ERROR_INVALID_HANDLE;
+    p2_rt_api_begin();
+    req->plan.status = plan_run(&req->plan, 0);
+    p2_rt_api_end();
+    req->started = 1;
+    return req->plan.status;
+}
+
+tcaresult p2_wait(p2_request_t req)
+{
+    if (!req || !req->plan.algo || !req->started)
+        return TCA_ERROR_INVALID_HANDLE;
+    return req->plan.status;
+}
+
+tcaresult p2_request_free(p2_request_t *req)
+{
+    if (!req)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    if (*req) {
+        plan_release(&(*req)->plan);
+        free(*req);
+        *req = NULL;
+    }
+    return TCA_SUCCESS;
+}
+
+const char *p2_request_algorithm(p2_request_t req)
+{
+    return req && req->plan.algo ? req->plan.algo->name : "";
+}

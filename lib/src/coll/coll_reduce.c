@@ -1,0 +1,111 @@
+/*
+ * coll_reduce.c - the reduction kernels: dst[i] = dst[i] op src[i] for every
+ * tcaDataType x tcaOp pair that has a meaning.
+ *
+ *   SUM PROD MAX MIN            every type (TCA_BYTE as unsigned char)
+ *   LAND LOR LXOR               every type (operands compared with 0; result 0/1)
+ *   BAND BOR BXOR               integer types only (not FLOAT, DOUBLE, LONG_DOUBLE)
+ *   NOOP                        none: TCA_ERROR_NOT_SUPPORTED
+ */
+#include "coll.h"
+
+int coll_type_valid(tcaDataType type)
+{
+    switch (type) {
+    case TCA_CHAR: case TCA_SIGNED_CHAR: case TCA_UNSIGNED_CHAR: case TCA_BYTE:
+    case TCA_SHORT: case TCA_UNSIGNED_SHORT: case TCA_INT: case TCA_UNSIGNED:
+    case TCA_LONG: case TCA_UNSIGNED_LONG: case TCA_LONG_LONG: case TCA_UNSIGNED_LONG_LONG:
+    case TCA_FLOAT: case TCA_DOUBLE: case TCA_LONG_DOUBLE:
+        return 1;
+    }
+    return 0;
+}
+
+static int is_floating(tcaDataType type)
+{
+    return type == TCA_FLOAT || type == TCA_DOUBLE || type == TCA_LONG_DOUBLE;
+}
+
+tcaresult coll_op_check(tcaDataType type, tcaOp op)
+{
+    if (!coll_type_valid(type) || (int)op < 0 || op > TCA_OP_NOOP)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    if (op == TCA_OP_NOOP)
+        return TCA_ERROR_NOT_SUPPORTED;
+    if (is_floating(type) && (op == TCA_OP_BAND || op == TCA_OP_BOR || op == TCA_OP_BXOR))
+        return TCA_ERROR_NOT_SUPPORTED;
+    return TCA_SUCCESS;
+}
+
+/* Integer sums and products are computed in an unsigned type of at least the
+ * operand's width (U), so that they wrap modulo 2^bits as the hardware does
+ * instead of overflowing signed arithmetic (undefined in C; unsigned short
+ * operands would even be promoted to int and overflow there). */
+#define ARITH(T, U)                                                                      \
+    static void reduce_##T##_arith(T *d, const T *s, size_t n, tcaOp op)                 \
+    {                                                                                    \
+        switch (op) {                                                                    \
+        case TCA_OP_SUM: for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] + (U)s[i]); break; \
+        case TCA_OP_PROD: for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] * (U)s[i]); break; \
+        case TCA_OP_MAX: for (size_t i = 0; i < n; i++) if (s[i] > d[i]) d[i] = s[i]; break; \
+        case TCA_OP_MIN: for (size_t i = 0; i < n; i++) if (s[i] < d[i]) d[i] = s[i]; break; \
+        case TCA_OP_LAND: for (size_t i = 0; i < n; i++) d[i] = (T)((d[i] != 0) && (s[i] != 0)); break; \
+        case TCA_OP_LOR: for (size_t i = 0; i < n; i++) d[i] = (T)((d[i] != 0) || (s[i] != 0)); break; \
+        case TCA_OP_LXOR: for (size_t i = 0; i < n; i++) d[i] = (T)((d[i] != 0) != (s[i] != 0)); break; \
+        default: break;                                                                  \
+        }                                                                                \
+    }
+#define BITS(T)                                                                          \
+    static void reduce_##T##_bits(T *d, const T *s, size_t n, tcaOp op)                  \
+    {                                                                                    \
+        switch (op) {                                                                    \
+        case TCA_OP_BAND: for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] & s[i]); break; \
+        case TCA_OP_BOR: for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] | s[i]); break;  \
+        case TCA_OP_BXOR: for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] ^ s[i]); break; \
+        default: reduce_##T##_arith(d, s, n, op); break;                                 \
+        }                                                                                \
+    }
+
+typedef signed char schar;
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned int uint;
+typedef unsigned long ulong;
+typedef long long llong;
+typedef unsigned long long ullong;
+typedef long double ldouble;
+
+ARITH(char, unsigned) BITS(char)
+ARITH(schar, unsigned) BITS(schar)
+ARITH(uchar, unsigned) BITS(uchar)
+ARITH(short, unsigned) BITS(short)
+ARITH(ushort, unsigned) BITS(ushort)
+ARITH(int, unsigned) BITS(int)
+ARITH(uint, unsigned) BITS(uint)
+ARITH(long, ulong) BITS(long)
+ARITH(ulong, ulong) BITS(ulong)
+ARITH(llong, ullong) BITS(llong)
+ARITH(ullong, ullong) BITS(ullong)
+ARITH(float, float)
+ARITH(double, double)
+ARITH(ldouble, ldouble)
+
+void coll_reduce_apply(void *dst, const void *src, size_t n, tcaDataType type, tcaOp op)
+{
+    switch (type) {
+    case TCA_CHAR: reduce_char_bits(dst, src, n, op); break;
+    case TCA_SIGNED_CHAR: reduce_schar_bits(dst, src, n, op); break;
+    case TCA_UNSIGNED_CHAR: case TCA_BYTE: reduce_uchar_bits(dst, src, n, op); break;
+    case TCA_SHORT: reduce_short_bits(dst, src, n, op); break;
+    case TCA_UNSIGNED_SHORT: reduce_ushort_bits(dst, src, n, op); break;
+    case TCA_INT: reduce_int_bits(dst, src, n, op); break;
+    case TCA_UNSIGNED: reduce_uint_bits(dst, src, n, op); break;
+    case TCA_LONG: reduce_long_bits(dst, src, n, op); break;
+    case TCA_UNSIGNED_LONG: reduce_ulong_bits(dst, src, n, op); break;
+    case TCA_LONG_LONG: reduce_llong_bits(dst, src, n, op); break;
+    case TCA_UNSIGNED_LONG_LONG: reduce_ullong_bits(dst, src, n, op); break;
+    case TCA_FLOAT: reduce_float_arith(dst, src, n, op); break;
+    case TCA_DOUBLE: reduce_double_arith(dst, src, n, op); break;
+    case TCA_LONG_DOUBLE: reduce_ldouble_arith(dst, src, n, op); break;
+    }
+}

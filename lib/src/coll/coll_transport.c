@@ -1,0 +1,281 @@
+/*
+ * coll_transport.c - the transport the collective algorithms are written
+ * against, implemented over the TCA API: chained DMA puts into the peers'
+ * registered buffers with a notification per transfer (tcaDescSetMemcpy,
+ * tcaDescSet, tcaStartDMADesc on P2_COLL_DMA_CHANNEL; tcaWaitDMARecvDesc on
+ * P2_COLL_WAIT_SLOT), PIO messages with a trailing flag word for small CPU
+ * data (tcaSendPIO), local copies and local reductions with their modelled
+ * cost, and the barrier's PIO tokens.
+ *
+ * Ready words. A persistent collective run again must not write into a
+ * rank's buffers before that rank has started the same run (it may still be
+ * reading the previous result). So each run but the first after the
+ * preparing exchange begins with every rank writing the run's number into the
+ * ready word it owns in the mailbox of each rank that writes into it (its
+ * "sources", known from a dry pass of the algorithm at prepare), and the
+ * first put to a rank waits for that rank's ready word. coll_comm.c sends the
+ * tokens; coll_put waits for them.
+ *
+ * Tags: (run % 4, step, source rank), so that notifications of different
+ * steps and senders are told apart; the run bits keep a late notification of
+ * the previous run from being taken for this one.
+ */
+#include <string.h>
+
+#include "coll.h"
+#include "rt/rt.h"
+
+static int coll_tag(uint64_t run, int step, int src)
+{
+    return (int)(((run & 3u) << 14) | (((unsigned)step & 0xffu) << 6) | ((unsigned)src & 0x3fu));
+}
+
+#define COLL_LOCAL_STEP 255 /* the tag step of local DMA copies */
+
+static coll_buf *buf_of(coll_plan *p, coll_source which)
+{
+    switch (which) {
+    case COLL_FROM_SEND: return &p->send;
+    case COLL_FROM_RECV: return &p->recv;
+    default: return &p->scratch;
+    }
+}
+
+uint8_t *coll_ptr(coll_plan *p, coll_source which, size_t off)
+{
+    coll_buf *b = buf_of(p, which);
+    return b->ptr ? b->ptr + off : NULL;
+}
+
+static tcaresult wait_ready(coll_plan *p, int dst)
+{
+    uint64_t bit = 1ull << dst;
+    if (!p->use_ready || (p->ready_seen & bit))
+        return TCA_SUCCESS;
+    const volatile uint64_t *word =
+        (const volatile uint64_t *)(p->comm->mailbox + COLL_MB_READY + 8u * (unsigned)dst);
+    COLL_TRY(p2_wait_u64(word, p->run));
+    p->ready_seen |= bit;
+    return TCA_SUCCESS;
+}
+
+tcaresult coll_put(coll_plan *p, int dst, coll_target target, size_t dst_off,
+                   coll_source src, size_t src_off, size_t bytes, int step)
+{
+    if (bytes == 0)
+        return TCA_SUCCESS;
+    if (p->dry) {
+        p->targets |= 1ull << dst;
+        return TCA_SUCCESS;
+    }
+    COLL_TRY(wait_ready(p, dst));
+    if (!p->chain && !(p->chain = tcaDescNew()))
+        return TCA_ERROR_OUT_OF_MEMORY;
+    const tcaHandle *dh = target == COLL_TO_RECV ? &p->peer[dst].recv : &p->peer[dst].scratch;
+    coll_buf *sb = buf_of(p, src);
+    p->chain_len++;
+    return tcaDescSetMemcpy(p->chain, dh, dst_off, &sb->h, src_off,
+                            bytes, tcaDMANotify, P2_COLL_WAIT_SLOT,
+                            coll_tag(p->run, step, p->rank));
+}
+
+static tcaDesc *running_chain;
+
+tcaresult coll_flush(coll_plan *p)
+{
+    if (p->dry || !p->channel_busy)
+        return TCA_SUCCESS;
+    p->channel_busy = 0;
+    tcaresult r = tcaWaitDMAC(P2_COLL_DMA_CHANNEL);
+    if (running_chain) {
+        tcaDescFree(running_chain);
+        running_chain = NULL;
+    }
+    return r;
+}
+
+tcaresult coll_start(coll_plan *p)
+{
+    if (p->dry || !p->chain)
+        return TCA_SUCCESS;
+    COLL_TRY(coll_flush(p));
+    tcaDesc *chain = p->chain;
+    p->chain = NULL;
+    p->chain_len = 0;
+    tcaresult r = tcaDescSet(chain, P2_COLL_DMA_CHANNEL);
+    if (r == TCA_SUCCESS)
+        r = tcaStartDMADesc(P2_COLL_DMA_CHANNEL);
+    if (r != TCA_SUCCESS) {
+        tcaDescFree(chain);
+        return r;
+    }
+    running_chain = chain;
+    p->channel_busy = 1;
+    return TCA_SUCCESS;
+}
+
+tcaresult coll_wait(coll_plan *p, int src, int step)
+{
+    if (p->dry)
+        return TCA_SUCCESS;
+    return tcaWaitDMARecvDesc(NULL, P2_COLL_WAIT_SLOT, coll_tag(p->run, step, src));
+}
+
+size_t coll_pio_slot(size_t bytes)
+{
+    return (bytes + 7u) / 8u * 8u + 8u;
+}
+
+tcaresult coll_pio_put(coll_plan *p, int dst, size_t dst_off, const void *data, size_t bytes)
+{
+    if (p->dry) {
+        p->targets |= 1ull << dst;
+        return TCA_SUCCESS;
+    }
+    COLL_TRY(wait_ready(p, dst));
+    size_t slot = coll_pio_slot(bytes);
+    tcaPIOHandle pio;
+    uint64_t flag = p->run;
+    COLL_TRY(tcaSetPIORegion(&pio, &p->peer[dst].scratch, dst_off, slot));
+    if (bytes)
+        COLL_TRY(tcaSendPIO(&pio, 0, data, bytes));
+    COLL_TRY(tcaSendPIO(&pio, slot - 8u, &flag, sizeof flag));
+    return tcaSendPIOCommit();
+}
+
+tcaresult coll_pio_wait(coll_plan *p, size_t off, size_t bytes)
+{
+    if (p->dry)
+        return TCA_SUCCESS;
+    return p2_wait_u64((const volatile uint64_t *)(p->scratch.ptr + off + coll_pio_slot(bytes) - 8u),
+                       p->run);
+}
+
+/* One DMA of the board from local memory to local memory, waited for. */
+static tcaresult local_dma(const tcaHandle *dh, size_t doff, const tcaHandle *sh, size_t soff,
+                           size_t bytes, int self_rank)
+{
+    tcaDesc *chain = tcaDescNew();
+    if (!chain)
+        return TCA_ERROR_OUT_OF_MEMORY;
+    int tag = coll_tag(0, COLL_LOCAL_STEP, self_rank);
+    tcaresult r = tcaDescSetMemcpy(chain, dh, doff, sh, soff, bytes, tcaDMANotify,
+                                   P2_COLL_WAIT_SLOT, tag);
+    if (r == TCA_SUCCESS)
+        r = tcaDescSet(chain, P2_COLL_DMA_CHANNEL);
+    if (r == TCA_SUCCESS)
+        r = tcaStartDMADesc(P2_COLL_DMA_CHANNEL);
+    if (r == TCA_SUCCESS)
+        r = tcaWaitDMARecvDesc(NULL, P2_COLL_WAIT_SLOT, tag);
+    tcaresult w = tcaWaitDMAC(P2_COLL_DMA_CHANNEL);
+    if (r == TCA_SUCCESS)
+        r = w;
+    tcaDescFree(chain);
+    return r;
+}
+
+tcaresult coll_local_copy(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                          size_t src_off, size_t bytes)
+{
+    if (p->dry || bytes == 0)
+        return TCA_SUCCESS;
+    coll_buf *db = buf_of(p, dst), *sb = buf_of(p, src);
+    if (db->ptr + dst_off == sb->ptr + src_off)
+        return TCA_SUCCESS;
+    if (db->gpu || sb->gpu) {
+        COLL_TRY(coll_flush(p));
+        return local_dma(&db->h, dst_off, &sb->h, src_off, bytes, p->rank);
+    }
+    memmove(db->ptr + dst_off, sb->ptr + src_off, bytes);
+    p2_compute((double)bytes / coll_cost.memcpy_Bps);
+    return TCA_SUCCESS;
+}
+
+tcaresult coll_reduce_local(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                            size_t src_off, size_t count)
+{
+    if (p->dry || count == 0)
+        return TCA_SUCCESS;
+    coll_buf *db = buf_of(p, dst), *sb = buf_of(p, src);
+    /* GPU memory is host memory in emulation: the kernel's result is computed
+     * here, its time charged from the table. */
+    coll_reduce_apply(db->ptr + dst_off, sb->ptr + src_off, count, p->type, p->op);
+    double bytes = (double)(count * p->esize);
+    if (db->gpu || sb->gpu)
+        p2_compute(coll_cost.gpu_kernel_s + bytes / coll_cost.reduce_gpu_Bps);
+    else
+        p2_compute(bytes / coll_cost.reduce_cpu_Bps);
+    return TCA_SUCCESS;
+}
+
+tcaresult coll_reduce_kernel(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                             size_t src_off, size_t stride, int n, size_t count)
+{
+    if (p->dry || count == 0 || n < 1)
+        return TCA_SUCCESS;
+    uint8_t *d = buf_of(p, dst)->ptr + dst_off, *s = buf_of(p, src)->ptr + src_off;
+    memmove(d, s, count * p->esize);
+    for (int i = 1; i < n; i++)
+        coll_reduce_apply(d, s + (size_t)i * stride, count, p->type, p->op);
+    p2_compute(coll_cost.gpu_kernel_s +
+               (double)(n - 1) * (double)(count * p->esize) / coll_cost.reduce_gpu_Bps);
+    return TCA_SUCCESS;
+}
+
+static size_t barrier_word(uint64_t seq, int step)
+{
+    return COLL_MB_BARRIER + 8u * ((size_t)(seq % 2u) * COLL_BARRIER_STEPS + (size_t)step);
+}
+
+tcaresult coll_barrier_signal(coll_plan *p, int dst, int step, uint64_t seq)
+{
+    if (p->dry)
+        return TCA_SUCCESS;
+    tcaPIOHandle pio;
+    COLL_TRY(tcaSetPIORegion(&pio, &p->comm->mailbox_h[dst], barrier_word(seq, step), 8));
+    COLL_TRY(tcaSendPIO(&pio, 0, &seq, sizeof seq));
+    return tcaSendPIOCommit();
+}
+
+tcaresult coll_barrier_wait(coll_plan *p, int step, uint64_t seq)
+{
+    if (p->dry)
+        return TCA_SUCCESS;
+    return p2_wait_u64((const volatile uint64_t *)(p->comm->mailbox + barrier_word(seq, step)), seq);
+}
+
+/* ---- p2_memcpy_d2d ------------------------------------------------------- */
+
+/* The kind of registered local memory at [ptr, ptr + bytes), or -1. */
+int coll_memory_kind(const void *ptr, size_t bytes)
+{
+    p2_rt *rt = p2_rt_get();
+    if (!rt || !ptr)
+        return -1;
+    const uint8_t *a = ptr;
+    const p2_rt_memory *m[2] = {&rt->host, &rt->gpu};
+    for (int k = 0; k < 2; k++)
+        if (m[k]->base && a >= m[k]->base && bytes <= m[k]->size &&
+            (uint64_t)(a - m[k]->base) <= m[k]->size - bytes)
+            return k == 0 ? tcaMemoryCPU : tcaMemoryGPU;
+    return -1;
+}
+
+tcaresult p2_memcpy_d2d(void *dst, const void *src, size_t bytes)
+{
+    COLL_TRY(tcaInit());
+    if (!dst || !src)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    if (bytes == 0)
+        return TCA_SUCCESS;
+    int dk = coll_memory_kind(dst, bytes), sk = coll_memory_kind(src, bytes);
+    if (dk < 0 || sk < 0)
+        return TCA_ERROR_NOT_REGISTERED;
+    tcaHandle dh, sh;
+    COLL_TRY(tcaCreateHandle(&dh, dst, bytes, (tcaMemoryKind)dk));
+    COLL_TRY(tcaCreateHandle(&sh, (void *)src, bytes, (tcaMemoryKind)sk));
+    tcaresult r = local_dma(&dh, 0, &sh, 0, bytes, p2_rank());
+    tcaDestroyHandle(&dh);
+    tcaDestroyHandle(&sh);
+    return r;
+}

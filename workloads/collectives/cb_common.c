@@ -1,0 +1,67 @@
+/* cb_common.c - data of the collectives benchmark: values, typed loads and
+ * stores, the expected reduction. */
+#include <string.h>
+
+#include "colls.h"
+
+double cb_value(int q, size_t i, int it)
+{
+    return (double)((q + (long)i + it) % 3 + 1);
+}
+
+void cb_store(void *buf, size_t i, tcaDataType type, double v)
+{
+    size_t es = TCA_TYPE_SIZE(type);
+    unsigned char *p = (unsigned char *)buf + i * es;
+    switch (type) {
+    case TCA_FLOAT: { float x = (float)v; memcpy(p, &x, es); break; }
+    case TCA_DOUBLE: memcpy(p, &v, es); break;
+    case TCA_LONG_DOUBLE: { long double x = v; memcpy(p, &x, es); break; }
+    default: { long long x = (long long)v; memcpy(p, &x, es); break; }
+    }
+}
+
+double cb_load(const void *buf, size_t i, tcaDataType type)
+{
+    size_t es = TCA_TYPE_SIZE(type);
+    const unsigned char *p = (const unsigned char *)buf + i * es;
+    switch (type) {
+    case TCA_FLOAT: { float x; memcpy(&x, p, es); return x; }
+    case TCA_DOUBLE: { double x; memcpy(&x, p, es); return x; }
+    case TCA_LONG_DOUBLE: { long double x; memcpy(&x, p, es); return (double)x; }
+    case TCA_CHAR: case TCA_SIGNED_CHAR: { signed char x; memcpy(&x, p, 1); return x; }
+    case TCA_SHORT: { short x; memcpy(&x, p, es); return x; }
+    case TCA_INT: { int x; memcpy(&x, p, es); return x; }
+    default: { unsigned long long x = 0; memcpy(&x, p, es); return (double)x; }
+    }
+}
+
+double cb_typed(double v, tcaDataType type)
+{
+    long double slot[2] = {0, 0};
+    cb_store(slot, 0, type, v);
+    return cb_load(slot, 0, type);
+}
+
+double cb_reduced(int size, size_t i, int it, tcaOp op)
+{
+    double acc = cb_value(0, i, it);
+    for (int q = 1; q < size; q++) {
+        double x = cb_value(q, i, it);
+        long long a = (long long)acc, b = (long long)x;
+        switch (op) {
+        case TCA_OP_SUM: acc += x; break;
+        case TCA_OP_PROD: acc *= x; break;
+        case TCA_OP_MAX: acc = x > acc ? x : acc; break;
+        case TCA_OP_MIN: acc = x < acc ? x : acc; break;
+        case TCA_OP_BAND: acc = (double)(a & b); break;
+        case TCA_OP_BOR: acc = (double)(a | b); break;
+        case TCA_OP_BXOR: acc = (double)(a ^ b); break;
+        case TCA_OP_LAND: acc = a && b; break;
+        case TCA_OP_LOR: acc = a || b; break;
+        case TCA_OP_LXOR: acc = !a != !b; break;
+        default: break;
+        }
+    }
+    return acc;
+}

@@ -1,0 +1,24 @@
+/* coll_allgather.c - allgather: count elements in, size * count out; bus
+ * bandwidth (n-1)/n of the algorithm bandwidth of the gathered size. */
+#include "colls.h"
+
+static size_t one(const cb_args *a) { return a->count; }
+static size_t all(const cb_args *a) { return a->count * (size_t)a->size; }
+static tcaresult init(const cb_args *a, p2_request_t *req)
+{
+    return p2_allgather_init(a->send, a->recv, a->count, a->type, P2_COMM_WORLD, req);
+}
+static void fill(const cb_args *a, int it)
+{
+    for (size_t i = 0; i < a->count; i++)
+        cb_store(a->send, i, a->type, cb_value(a->rank, i, it));
+}
+static long long wrong(const cb_args *a, int it)
+{
+    long long w = 0;
+    for (int q = 0; q < a->size; q++)
+        for (size_t i = 0; i < a->count; i++)
+            w += cb_load(a->recv, (size_t)q * a->count + i, a->type) != cb_value(q, i, it);
+    return w;
+}
+const cb_coll cb_allgather = {"allgather", "P2_COLL_ALLGATHER", one, all, init, fill, wrong, 0, 1};

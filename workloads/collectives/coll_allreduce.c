@@ -1,0 +1,23 @@
+/* coll_allreduce.c - allreduce: count elements in and out on every rank;
+ * bus bandwidth 2(n-1)/n of the algorithm bandwidth (nccl-tests). */
+#include "colls.h"
+
+static size_t one(const cb_args *a) { return a->count; }
+static tcaresult init(const cb_args *a, p2_request_t *req)
+{
+    return p2_allreduce_init(a->send, a->recv, a->count, a->type, a->op, P2_COMM_WORLD, req);
+}
+static void fill(const cb_args *a, int it)
+{
+    for (size_t i = 0; i < a->count; i++)
+        cb_store(a->send, i, a->type, cb_value(a->rank, i, it));
+}
+static long long wrong(const cb_args *a, int it)
+{
+    long long w = 0;
+    for (size_t i = 0; i < a->count; i++)
+        w += cb_load(a->recv, i, a->type) !=
+             cb_typed(cb_reduced(a->size, i, it, a->op), a->type);
+    return w;
+}
+const cb_coll cb_allreduce = {"allreduce", "P2_COLL_ALLREDUCE", one, one, init, fill, wrong, 0, 2};

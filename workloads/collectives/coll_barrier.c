@@ -1,0 +1,12 @@
+/* coll_barrier.c - barrier: no data (one row, size 0). */
+#include "colls.h"
+
+static size_t none(const cb_args *a) { (void)a; return 0; }
+static tcaresult init(const cb_args *a, p2_request_t *req)
+{
+    (void)a;
+    return p2_barrier_init(P2_COMM_WORLD, req);
+}
+static void fill(const cb_args *a, int it) { (void)a, (void)it; }
+static long long wrong(const cb_args *a, int it) { (void)a, (void)it; return 0; }
+const cb_coll cb_barrier = {"barrier", "P2_COLL_BARRIER", none, none, init, fill, wrong, 0, 0};

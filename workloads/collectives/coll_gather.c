@@ -1,0 +1,23 @@
+/* coll_gather.c - gather to the root: count in, size * count out at the root. */
+#include "colls.h"
+
+static size_t one(const cb_args *a) { return a->count; }
+static size_t all(const cb_args *a) { return a->count * (size_t)a->size; }
+static tcaresult init(const cb_args *a, p2_request_t *req)
+{
+    return p2_gather_init(a->send, a->recv, a->count, a->type, a->root, P2_COMM_WORLD, req);
+}
+static void fill(const cb_args *a, int it)
+{
+    for (size_t i = 0; i < a->count; i++)
+        cb_store(a->send, i, a->type, cb_value(a->rank, i, it));
+}
+static long long wrong(const cb_args *a, int it)
+{
+    long long w = 0;
+    for (int q = 0; a->rank == a->root && q < a->size; q++)
+        for (size_t i = 0; i < a->count; i++)
+            w += cb_load(a->recv, (size_t)q * a->count + i, a->type) != cb_value(q, i, it);
+    return w;
+}
+const cb_coll cb_gather = {"gather", "P2_COLL_GATHER", one, all, init, fill, wrong, 0, 1};

@@ -1,0 +1,22 @@
+/* coll_reduce.c - reduce to the root: count elements; bus bandwidth = algbw. */
+#include "colls.h"
+
+static size_t one(const cb_args *a) { return a->count; }
+static tcaresult init(const cb_args *a, p2_request_t *req)
+{
+    return p2_reduce_init(a->send, a->recv, a->count, a->type, a->op, a->root, P2_COMM_WORLD, req);
+}
+static void fill(const cb_args *a, int it)
+{
+    for (size_t i = 0; i < a->count; i++)
+        cb_store(a->send, i, a->type, cb_value(a->rank, i, it));
+}
+static long long wrong(const cb_args *a, int it)
+{
+    long long w = 0;
+    for (size_t i = 0; a->rank == a->root && i < a->count; i++)
+        w += cb_load(a->recv, i, a->type) !=
+             cb_typed(cb_reduced(a->size, i, it, a->op), a->type);
+    return w;
+}
+const cb_coll cb_reduce = {"reduce", "P2_COLL_REDUCE", one, one, init, fill, wrong, 0, 0};

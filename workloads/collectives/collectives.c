@@ -1,0 +1,214 @@
+/*
+ * collectives - the collectives of p2coll.h in simulated time, nccl-tests /
+ * OSU style: one row per size with time, algorithm, bandwidths and wrong
+ * elements.
+ *
+ *   p2run -n N [--map FILE] -- collectives [-C COLL] [-a ALGORITHM] [-o OP]
+ *       [-d TYPE] [-r ROOT] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]
+ *       [-G] [-c 1|0] [--csv FILE] [--json FILE]
+ *
+ * COLL: barrier bcast scatter gather reduce allgather allreduce (default
+ * allreduce). Sizes are bytes per rank (count = size / element size). Each
+ * size runs as one persistent request (p2_<coll>_init once, p2_start per
+ * iteration); an iteration's time is the longest of the ranks' spans from a
+ * common start (after p2_barrier) to the end of their p2_start. time_us is
+ * the mean over the timed iterations. algbw = bytes / time (the gathered
+ * size for gather/allgather/scatter), busbw = algbw x the nccl-tests factor.
+ * -a forces an algorithm (sets P2_COLL_<COLL>); else the cost model picks.
+ * With -c 1 outputs are checked every iteration (wrong = wrong elements, all ranks).
+ * -G puts the buffers in GPU memory.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colls.h"
+#include "wl_options.h"
+#include "wl_report.h"
+#include "wl_tca.h"
+
+#define PROGRAM "collectives"
+
+static const cb_coll *const colls[] = {&cb_barrier, &cb_bcast, &cb_scatter, &cb_gather,
+                                       &cb_reduce, &cb_allgather, &cb_allreduce};
+static const struct { const char *name; tcaDataType type; } types[] = {
+    {"char", TCA_CHAR}, {"schar", TCA_SIGNED_CHAR}, {"uchar", TCA_UNSIGNED_CHAR},
+    {"byte", TCA_BYTE}, {"short", TCA_SHORT}, {"ushort", TCA_UNSIGNED_SHORT}, {"int", TCA_INT},
+    {"uint", TCA_UNSIGNED}, {"long", TCA_LONG}, {"ulong", TCA_UNSIGNED_LONG},
+    {"llong", TCA_LONG_LONG}, {"ullong", TCA_UNSIGNED_LONG_LONG}, {"float", TCA_FLOAT},
+    {"double", TCA_DOUBLE}, {"ldouble", TCA_LONG_DOUBLE}};
+static const char *const ops[] = {"sum", "prod", "band", "land", "bor", "lor", "bxor", "lxor",
+                                  "max", "min"};
+
+enum { COL_COLL, COL_BYTES, COL_COUNT, COL_ALGO, COL_TIME, COL_ALGBW, COL_BUSBW, COL_WRONG,
+       NCOLS };
+static const wl_column columns[NCOLS] = {
+    [COL_COLL] = {"collective", WL_COLUMN_TEXT, 10, 0},
+    [COL_BYTES] = {"bytes", WL_COLUMN_INTEGER, 9, 0},
+    [COL_COUNT] = {"count", WL_COLUMN_INTEGER, 8, 0},
+    [COL_ALGO] = {"algorithm", WL_COLUMN_TEXT, 18, 0},
+    [COL_TIME] = {"time_us", WL_COLUMN_REAL, 10, 3},
+    [COL_ALGBW] = {"algbw_GBps", WL_COLUMN_REAL, 10, 3},
+    [COL_BUSBW] = {"busbw_GBps", WL_COLUMN_REAL, 10, 3},
+    [COL_WRONG] = {"wrong", WL_COLUMN_INTEGER, 6, 0},
+};
+
+static int usage_failure(const wl_program *program, const char *message)
+{
+    if (p2_rank() > 0)
+        return WL_EXIT_OK;
+    wl_usage_error(program, message);
+    return WL_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    wl_set_program_name(PROGRAM);
+    wl_common_options o;
+    wl_options_defaults(&o);
+    const char *coll_name = "allreduce", *algo = "", *op_name = "sum", *type_name = "int";
+    int root = 0, gpu = 0;
+    const wl_option own[] = {
+        {"-C", WL_OPTION_STRING, &coll_name, "COLL", "barrier bcast scatter gather reduce allgather allreduce"},
+        {"-a", WL_OPTION_STRING, &algo, "ALGORITHM", "force an algorithm (else the cost model)"},
+        {"-o", WL_OPTION_STRING, &op_name, "OP", "sum prod band land bor lor bxor lxor max min"},
+        {"-d", WL_OPTION_STRING, &type_name, "TYPE",
+         "char schar uchar byte short ushort int uint long ulong llong ullong float double "
+         "ldouble"},
+        {"-r", WL_OPTION_INT, &root, "ROOT", "root of bcast/scatter/gather/reduce"},
+        {"-G", WL_OPTION_FLAG, &gpu, NULL, "buffers in GPU memory (else host memory)"},
+    };
+    const wl_program program = {PROGRAM, "collectives on TCA in simulated time", own,
+                                sizeof own / sizeof own[0]};
+    char error[256];
+    switch (wl_parse(&program, argc, argv, &o, error, sizeof error)) {
+    case WL_PARSE_HELP: wl_usage(&program, stdout); return WL_EXIT_OK;
+    case WL_PARSE_ERROR: return usage_failure(&program, error);
+    case WL_PARSE_OK: break;
+    }
+    const cb_coll *coll = NULL;
+    for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++)
+        if (strcmp(colls[i]->name, coll_name) == 0)
+            coll = colls[i];
+    int type = -1, op = -1;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(types[i].name, type_name) == 0)
+            type = (int)types[i].type;
+    for (int i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
+        if (strcmp(ops[i], op_name) == 0)
+            op = i;
+    if (!coll)
+        snprintf(error, sizeof error, "-C: '%s' is not a collective", coll_name);
+    else if (type < 0)
+        snprintf(error, sizeof error, "-d: '%s' is not a type", type_name);
+    else if (op < 0)
+        snprintf(error, sizeof error, "-o: '%s' is not an operator", op_name);
+    if (!coll || type < 0 || op < 0)
+        return usage_failure(&program, error);
+    if (*algo)
+        setenv(coll->env, algo, 1);
+
+    WL_TCA(tcaInit());
+    int rank = p2_rank(), size = p2_size();
+    if (root < 0 || root >= size) {
+        snprintf(error, sizeof error, "-r: the job has %d ranks, so no rank %d", size, root);
+        return usage_failure(&program, error);
+    }
+    size_t es = TCA_TYPE_SIZE((tcaDataType)type);
+    cb_args a = {.type = (tcaDataType)type, .op = (tcaOp)op, .root = root, .rank = rank,
+                 .size = size};
+    a.count = o.max_bytes / es;
+    size_t send_max = coll->send_elems(&a) * es, recv_max = coll->recv_elems(&a) * es;
+    /* The emulator's GPU memory is mapped into the rank, so the inputs are
+     * written and the outputs checked in place. */
+    tcaMemoryKind mk = gpu ? tcaMemoryGPU : tcaMemoryCPU;
+    WL_TCA(tcaMalloc(&a.send, send_max ? send_max : 8, mk));
+    WL_TCA(tcaMalloc(&a.recv, recv_max ? recv_max : 8, mk));
+    double *times = NULL, *longest = NULL;
+    long long *wrongs = NULL;
+    WL_TCA(tcaMalloc((void **)&times, 8, tcaMemoryCPU));
+    WL_TCA(tcaMalloc((void **)&longest, 8, tcaMemoryCPU));
+    WL_TCA(tcaMalloc((void **)&wrongs, 16, tcaMemoryCPU));
+
+    wl_report *report = NULL;
+    if (rank == 0) {
+        report = wl_report_open("TCA collectives, simulated time", columns, NCOLS, o.csv_path,
+                                o.json_path, error, sizeof error);
+        if (!report) {
+            wl_usage_error(&program, error);
+            return WL_EXIT_USAGE;
+        }
+        wl_report_meta(report, "ranks", "%d", size);
+        wl_report_meta(report, "collective", "%s (type %s, op %s, root %d, %s buffers)",
+                       coll->name, type_name, op_name, root, gpu ? "GPU" : "host");
+        wl_report_meta(report, "iterations", "%d timed + %d warm-up per size", o.iterations,
+                       o.warmup);
+        wl_report_meta(report, "time", "p2_wtime(), simulated: longest rank, from a common start");
+    }
+    long long total_wrong = 0;
+    uint64_t bytes = coll == &cb_barrier ? 0 : o.min_bytes;
+    for (;;) {
+        a.count = bytes / es;
+        p2_request_t req;
+        tcaresult ir = coll->init(&a, &req);
+        if (ir == TCA_ERROR_NOT_SUPPORTED && *algo) {
+            /* Every rank gets the same status (p2coll.h), so every rank stops. */
+            snprintf(error, sizeof error,
+                     "-a: %s has no algorithm '%s' that runs %zu bytes on %d ranks", coll->name,
+                     algo, a.count * es, size);
+            return usage_failure(&program, error);
+        }
+        WL_TCA(ir);
+        double sum = 0;
+        long long wrong = 0;
+        for (int it = 0; it < o.warmup + o.iterations; it++) {
+            if (o.check)
+                coll->fill(&a, it);
+            WL_TCA(p2_barrier(P2_COMM_WORLD));
+            double t0 = p2_wtime();
+            WL_TCA(p2_start(req));
+            WL_TCA(p2_wait(req));
+            *times = p2_wtime() - t0;
+            if (o.check)
+                wrong += coll->wrong(&a, it);
+            WL_TCA(p2_allreduce(times, longest, 1, TCA_DOUBLE, TCA_OP_MAX, P2_COMM_WORLD));
+            if (it >= o.warmup)
+                sum += *longest;
+        }
+        wrongs[0] = wrong;
+        WL_TCA(p2_reduce(wrongs, wrongs + 1, 1, TCA_LONG_LONG, TCA_OP_SUM, 0, P2_COMM_WORLD));
+        if (rank == 0) {
+            double t = sum / o.iterations;
+            double moved = (double)(coll->factor_kind == 1 ? a.count * (size_t)size : a.count) * (double)es;
+            double factor = coll->factor_kind == 2 ? 2.0 * (size - 1) / size
+                            : coll->factor_kind == 1 ? (double)(size - 1) / size : 1.0;
+            double algbw = t > 0 ? moved / t / WL_BYTES_PER_GB : 0;
+            const wl_cell row[NCOLS] = {
+                [COL_COLL] = {.text = coll->name},
+                [COL_BYTES] = {.integer = (int64_t)(a.count * es)},
+                [COL_COUNT] = {.integer = (int64_t)a.count},
+                [COL_ALGO] = {.text = p2_request_algorithm(req)},
+                [COL_TIME] = {.real = t * WL_US_PER_S},
+                [COL_ALGBW] = {.real = algbw},
+                [COL_BUSBW] = {.real = algbw * factor},
+                [COL_WRONG] = {.integer = wrongs[1]},
+            };
+            wl_report_row(report, row);
+            total_wrong += wrongs[1];
+        }
+        WL_TCA(p2_request_free(&req));
+        if (coll == &cb_barrier || bytes > o.max_bytes / (uint64_t)o.factor)
+            break;
+        bytes *= (uint64_t)o.factor;
+    }
+    int status = WL_EXIT_OK;
+    if (rank == 0) {
+        if (wl_report_close(report) != 0)
+            status = WL_EXIT_FAILURE;
+        if (total_wrong) {
+            fprintf(stderr, "%s: %lld wrong elements\n", PROGRAM, total_wrong);
+            status = WL_EXIT_FAILURE;
+        }
+    }
+    return status;
+}
