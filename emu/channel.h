@@ -227,6 +227,11 @@ typedef struct p2_job {
     /* the MPI layer's parameters (mpi_* in params.def) */
     uint64_t mpi_call_ps, mpi_eager_bytes, mpi_host_bytes;
     double mpi_copy_gbps;
+    /* GPU buffers (mpi_gdr*_ in params.def): thresholds in bytes, latencies
+     * in ps, copy rates in GB/s */
+    uint64_t mpi_gdr_small_bytes, mpi_gdrcopy_bytes;
+    uint64_t mpi_gdr_load_ps, mpi_gdrcopy_d2h_ps, mpi_gdrcopy_h2d_ps;
+    double mpi_gdrcopy_d2h_gbps, mpi_gdrcopy_h2d_gbps;
 
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;

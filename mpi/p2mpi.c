@@ -19,6 +19,14 @@
  *          buffers are process memory, which the model cannot reach) and are
  *          not charged: they stand for MVAPICH2's zero-copy RDMA from
  *          registered user buffers.
+ * GPU buffers (pointers into the node's GPU arena, the memory cudaMalloc and
+ * tcaMalloc GPU hand out) take MVAPICH2-GDR's paths: up to mpi_gdrcopy_bytes
+ * eagerly, the CPU copying between GPU memory and the eager buffers as
+ * GDRCopy does (single uncached loads up to mpi_gdr_small_bytes, the full
+ * GDRCopy copy above; charged with the mpi_gdr* parameters); larger ones by
+ * rendezvous whose RDMA write reads and/or writes the GPU arena's bus
+ * addresses directly (GPUDirect RDMA: the HCA reads GPU memory at the IB
+ * model's ib_gpu_read_* cost), with no staging on a GPU side.
  * One rail for headers keeps each sender's messages in order (MPI's
  * non-overtaking rule); completions are handled in the order they reach the
  * CQ, i.e. simulated-time order, so MPI_ANY_SOURCE matches deterministically.
@@ -82,6 +90,7 @@ typedef struct pm_req {
     uint32_t ctx;
     /* send: rendezvous state */
     uint64_t staging; /* offset in the staging arena + 1, 0 = none */
+    int direct;       /* rendezvous straight from/to GPU memory (no staging) */
     uint64_t bytes;
     uint64_t rreq;    /* send: the receiver's request, named by the FIN */
     /* receive: result */
@@ -392,6 +401,54 @@ static MPI_Request as_handle(pm_req *r) { return (MPI_Request)(void *)r; }
 
 static uint64_t copy_ps(size_t n) { return (uint64_t)((double)n * 1000.0 / E.rt->mpi_copy_gbps); }
 
+/* ---- GPU buffers ----------------------------------------------------------------- */
+
+/* A buffer in this node's GPU memory (cudaMalloc, tcaMalloc GPU): the
+ * arena the model serves at the GPU window, mapped into this process. */
+static int gpu_buf(const void *p)
+{
+    const uint8_t *q = p, *b = E.rt->gpu.base;
+    return b && q >= b && q < b + E.rt->gpu.size;
+}
+
+/* A GPU buffer the HCA can reach as one range of bus addresses: contiguous
+ * type and [buf, buf + n) inside the arena. 0 otherwise (pack via staging). */
+static int gpu_direct(const void *buf, MPI_Datatype t, size_t n, uint64_t *bus)
+{
+    if (!gpu_buf(buf) || !type_contig(t))
+        return 0;
+    uint64_t off = (uint64_t)((const uint8_t *)buf - E.rt->gpu.base);
+    if (n > E.rt->gpu.size - off)
+        return 0;
+    *bus = E.rt->gpu.bus + off;
+    return 1;
+}
+
+/* The sender's CPU reading n bytes of GPU memory into an eager buffer
+ * (GDRCopy, device to host): single uncached loads for the smallest
+ * messages, the library's copy above (README: the 8 B / 16 B step). */
+static uint64_t gdr_d2h_ps(size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (n <= E.rt->mpi_gdr_small_bytes)
+        return E.rt->mpi_gdr_load_ps;
+    return E.rt->mpi_gdrcopy_d2h_ps + (uint64_t)((double)n * 1000.0 / E.rt->mpi_gdrcopy_d2h_gbps);
+}
+
+/* The receiver's CPU writing n bytes from an eager buffer into GPU memory
+ * (GDRCopy, host to device: write-combined stores, posted). */
+static uint64_t gdr_h2d_ps(size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (n <= E.rt->mpi_gdr_small_bytes) {
+        uint64_t per = E.rt->bar_store_bytes ? E.rt->bar_store_bytes : 1;
+        return (n + per - 1) / per * E.rt->bar_store_ps;
+    }
+    return E.rt->mpi_gdrcopy_h2d_ps + (uint64_t)((double)n * 1000.0 / E.rt->mpi_gdrcopy_h2d_gbps);
+}
+
 static int matches(const pm_req *r, const pm_hdr *h)
 {
     if (r->ctx != h->ctx)
@@ -419,13 +476,18 @@ static void set_status(pm_req *r, const pm_hdr *h)
  * staging memory is free yet. */
 static int answer_rts(pm_req *r, const pm_hdr *h)
 {
-    uint64_t off = 0;
-    if (h->bytes && tca_arena_alloc(&E.stage, h->bytes, &off) != TCA_ARENA_OK)
-        return 0;
-    r->staging = off + 1;
+    uint64_t off = 0, addr = 0;
     r->bytes = h->bytes;
+    if (h->bytes && gpu_direct(r->buf, r->type, h->bytes, &addr)) {
+        r->direct = 1; /* GPUDirect RDMA: the HCA writes the GPU buffer itself */
+    } else {
+        if (h->bytes && tca_arena_alloc(&E.stage, h->bytes, &off) != TCA_ARENA_OK)
+            return 0;
+        r->staging = off + 1;
+        addr = bus_of(E.stage_off + off);
+    }
     pm_hdr c = {.type = H_CTS, .src = pm_world_rank, .sreq = h->sreq, .rreq = r->id,
-                .addr = bus_of(E.stage_off + off), .bytes = h->bytes};
+                .addr = addr, .bytes = h->bytes};
     send_hdr(h->src, &c, NULL, 0);
     return 1;
 }
@@ -433,14 +495,19 @@ static int answer_rts(pm_req *r, const pm_hdr *h)
 /* The sender answers a CTS: its data into staging, then the RDMA write. */
 static int answer_cts(pm_req *s, const pm_hdr *h)
 {
-    uint64_t off = 0;
-    if (s->bytes && tca_arena_alloc(&E.stage, s->bytes, &off) != TCA_ARENA_OK)
-        return 0;
-    s->staging = off + 1;
+    uint64_t off = 0, local = 0;
+    if (s->bytes && gpu_direct(s->buf, s->type, s->bytes, &local)) {
+        s->direct = 1; /* GPUDirect RDMA: the HCA reads the GPU buffer itself */
+    } else {
+        if (s->bytes && tca_arena_alloc(&E.stage, s->bytes, &off) != TCA_ARENA_OK)
+            return 0;
+        s->staging = off + 1;
+        pack(s->buf, s->count, s->type, E.base + E.stage_off + off, s->bytes);
+        local = bus_of(E.stage_off + off);
+    }
     s->rreq = h->rreq;
-    pack(s->buf, s->count, s->type, E.base + E.stage_off + off, s->bytes);
-    post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY, bus_of(E.stage_off + off),
-             s->bytes, h->addr, WR(WR_WRITE, s->id));
+    post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY, local, s->bytes, h->addr,
+             WR(WR_WRITE, s->id));
     return 1;
 }
 
@@ -472,7 +539,7 @@ static void deliver(pm_req *r, const pm_hdr *h, const uint8_t *data)
     set_status(r, h);
     if (h->type == H_EAGER) {
         unpack(data, h->bytes, r->buf, r->count, r->type);
-        pm_charge(copy_ps(h->bytes));
+        pm_charge(gpu_buf(r->buf) ? gdr_h2d_ps(h->bytes) : copy_ps(h->bytes));
         r->done = 1;
     } else if (!answer_rts(r, h)) {
         defer(1, r, h);
@@ -514,10 +581,14 @@ static void arrived(const pm_hdr *h, const uint8_t *data)
     }
     case H_FIN: {
         pm_req *r = req_by_id(h->rreq);
-        uint64_t off = r->staging - 1;
-        unpack(E.base + E.stage_off + off, r->bytes, r->buf, r->count, r->type);
-        if (r->bytes)
-            tca_arena_free(&E.stage, off);
+        if (r->direct) { /* the data is already in the GPU buffer */
+            r->direct = 0;
+        } else {
+            uint64_t off = r->staging - 1;
+            unpack(E.base + E.stage_off + off, r->bytes, r->buf, r->count, r->type);
+            if (r->bytes)
+                tca_arena_free(&E.stage, off);
+        }
         r->staging = 0;
         r->done = 1;
         retry_pending();
@@ -540,8 +611,10 @@ static void completed_send(const ib_cqe *c)
     /* WR_WRITE: the data is at the receiver; FIN, and the send is done. */
     pm_req *s = req_by_id(v);
     pm_hdr f = {.type = H_FIN, .src = pm_world_rank, .rreq = s->rreq};
-    tca_arena_free(&E.stage, s->staging - 1);
+    if (s->staging)
+        tca_arena_free(&E.stage, s->staging - 1);
     s->staging = 0;
+    s->direct = 0;
     s->done = 1;
     send_hdr(s->comm->world[s->peer], &f, NULL, 0);
     retry_pending();
@@ -650,13 +723,17 @@ int pm_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, p
     size_t n = pm_type_size(type) * (size_t)count;
     r->bytes = n;
     pm_hdr h = {.src = pm_world_rank, .tag = tag, .ctx = r->ctx, .bytes = n, .sreq = r->id};
-    if (n <= pm_eager_bytes && !sync) {
+    /* GPU buffers: eager only up to the GDRCopy limit (MVAPICH2-GDR). */
+    int gpu = gpu_buf(buf);
+    if (n <= (gpu && E.rt->mpi_gdrcopy_bytes < pm_eager_bytes ? E.rt->mpi_gdrcopy_bytes
+                                                                : pm_eager_bytes) &&
+        !sync) {
         h.type = H_EAGER;
         int s = take_send_slot();
         uint8_t *p = send_slot(s);
         memcpy(p, &h, HDR_BYTES);
         pack(buf, count, type, p + HDR_BYTES, n);
-        pm_charge(copy_ps(n));
+        pm_charge(gpu ? gdr_d2h_ps(n) : copy_ps(n));
         post_wqe(IB_OP_SEND, c->world[dest], 0, bus_of(E.send_off + (uint64_t)s * E.slot_bytes),
                  HDR_BYTES + n, 0, WR(WR_SLOT, s));
         r->done = 1;

@@ -303,6 +303,13 @@ int sc_main(int argc, char** argv) {
   job->mpi_eager_bytes = static_cast<uint64_t>(params.mpi_eager_bytes);
   job->mpi_host_bytes = static_cast<uint64_t>(params.mpi_host_bytes);
   job->mpi_copy_gbps = params.mpi_copy_gbps;
+  job->mpi_gdr_small_bytes = static_cast<uint64_t>(params.mpi_gdr_small_bytes);
+  job->mpi_gdrcopy_bytes = static_cast<uint64_t>(params.mpi_gdrcopy_bytes);
+  job->mpi_gdr_load_ps = ns_to_ps(params.mpi_gdr_load_ns);
+  job->mpi_gdrcopy_d2h_ps = ns_to_ps(params.mpi_gdrcopy_d2h_ns);
+  job->mpi_gdrcopy_h2d_ps = ns_to_ps(params.mpi_gdrcopy_h2d_ns);
+  job->mpi_gdrcopy_d2h_gbps = params.mpi_gdrcopy_d2h_gbps;
+  job->mpi_gdrcopy_h2d_gbps = params.mpi_gdrcopy_h2d_gbps;
   p2_st_sc(&job->sim_pid, static_cast<int32_t>(getpid()));
   p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_READY));
   p2_futex_wake(&job->sim_state, INT_MAX);

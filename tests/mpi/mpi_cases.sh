@@ -98,6 +98,27 @@ calibration)
     expect_rc 0
     awk '$1 == 1048576 { ok = $3 > 5.0 } END { exit !ok }' "$TMP/out" || fail "1 MiB ping-pong below 5 GB/s"
     expect_clean ;;
+gpu_data)
+    # GPU buffers (cudaMalloc, emulated runtime): GDRCopy eager, GPUDirect
+    # RDMA rendezvous, mixed GPU/host, Ssend, a strided type; every byte.
+    run -n 2 --gpu emulated --timeout 150 -- "$BIN/mpi_gpu"
+    expect_rc 0
+    expect_out "GPU-buffer MPI: all bytes right (0 failures)"
+    expect_clean ;;
+gpu_calibration)
+    # osu_latency -d cuda D D: 8 B = the published MVAPICH2-GDR 2.4 us
+    # (GDRCopy single loads; exact, deterministic), 16 B within 10% of 3.5 us
+    # (the full GDRCopy copy), and GPUDirect RDMA at 1 MiB above 3.5 GB/s.
+    run -n 2 --gpu emulated --timeout 120 -- "$BIN/osu_mpi" -d cuda -m latency -b 8 -e 16 -f 2 -n 50 -w 5
+    expect_rc 0
+    grep -Eq '^ +8 +2\.399 ' "$TMP/out" || fail "GPU 8 B MPI latency is not 2.399 us (published 2.4)"
+    awk '$1 == 16 { ok = $2 > 3.15 && $2 < 3.85 } END { exit !ok }' "$TMP/out" ||
+        fail "GPU 16 B MPI latency not within 10% of the published 3.5 us"
+    run -n 2 --gpu emulated --timeout 120 -- "$BIN/osu_mpi" -d cuda -m latency -b 1M -e 1M -n 3 -w 1
+    expect_rc 0
+    awk '$1 == 1048576 { ok = $3 > 3.5 && $4 == 0 } END { exit !ok }' "$TMP/out" ||
+        fail "1 MiB GPU ping-pong below 3.5 GB/s or wrong bytes"
+    expect_clean ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;
 esac

@@ -6,7 +6,7 @@
  *
  *   p2run -n 2 -- osu_mpi [-m latency|bw|bcast|allreduce|alltoall|allgather|barrier]
  *                         [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]
- *                         [-c 1|0] [--csv FILE] [--json FILE]
+ *                         [-d host|cuda] [-c 1|0] [--csv FILE] [--json FILE]
  *
  *   latency    osu_latency: rank 0 sends, rank 1 echoes (MPI_Send/MPI_Recv);
  *              latency = half the round trip, averaged over the iterations
@@ -18,12 +18,21 @@
  *              (each rank's mean per call, then the mean and max over ranks)
  * With -c 1 the received data is checked every iteration (pattern of the
  * sender and iteration); wrong bytes are counted in the table.
+ * -d cuda (latency and bw; OSU's "-d cuda D D"): both ranks' buffers come
+ * from cudaMalloc, so the MPI layer moves GPU buffers (its GDRCopy and
+ * GPUDirect RDMA paths). The pattern goes in and out with cudaMemcpy, whose
+ * simulated time is taken out of the figures. Needs the CUDA runtime
+ * (p2run --gpu emulated; built only where the CUDA toolkit is found).
  */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef OSU_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include "wl_options.h"
 #include "wl_report.h"
@@ -47,17 +56,93 @@ static int64_t wrong(const unsigned char *b, size_t n, int who, int it)
     return w;
 }
 
+/* Buffers on the host (malloc) or the GPU (cudaMalloc). For GPU buffers the
+ * pattern is staged through `tmp` with cudaMemcpy; the simulated time those
+ * copies take is added to *excluded, which the caller takes out of the
+ * measurement (OSU validates outside its timed loop too). */
+static int on_gpu;
+static unsigned char *tmp;
+
+static void *buf_alloc(size_t n)
+{
+    n = n ? n : 1;
+#ifdef OSU_HAVE_CUDA
+    if (on_gpu) {
+        void *p = NULL;
+        if (cudaMalloc(&p, n) != cudaSuccess) {
+            fprintf(stderr, PROGRAM ": cudaMalloc(%zu) failed: %s\n", n,
+                    cudaGetErrorString(cudaGetLastError()));
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        return p;
+    }
+#endif
+    void *p = malloc(n);
+    if (!p) {
+        fprintf(stderr, PROGRAM ": out of memory (%zu bytes)\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return p;
+}
+
+static void buf_free(void *p)
+{
+#ifdef OSU_HAVE_CUDA
+    if (on_gpu) {
+        cudaFree(p);
+        return;
+    }
+#endif
+    free(p);
+}
+
+static void buf_fill(unsigned char *b, size_t n, int who, int it, double *excluded)
+{
+    if (!on_gpu) {
+        fill(b, n, who, it);
+        return;
+    }
+#ifdef OSU_HAVE_CUDA
+    double t = MPI_Wtime();
+    fill(tmp, n, who, it);
+    if (n && cudaMemcpy(b, tmp, n, cudaMemcpyHostToDevice) != cudaSuccess) {
+        fprintf(stderr, PROGRAM ": cudaMemcpy to the GPU failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    *excluded += MPI_Wtime() - t;
+#endif
+}
+
+static int64_t buf_wrong(const unsigned char *b, size_t n, int who, int it, double *excluded)
+{
+    if (!on_gpu)
+        return wrong(b, n, who, it);
+#ifdef OSU_HAVE_CUDA
+    double t = MPI_Wtime();
+    if (n && cudaMemcpy(tmp, b, n, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        fprintf(stderr, PROGRAM ": cudaMemcpy from the GPU failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    *excluded += MPI_Wtime() - t;
+    return wrong(tmp, n, who, it);
+#else
+    return 0;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *mode = "latency";
+    const char *mode = "latency", *dev = "host";
     wl_option own[] = {{"-m", WL_OPTION_STRING, &mode, "MODE",
-                        "latency, bw, bcast, allreduce, alltoall, allgather or barrier"}};
+                        "latency, bw, bcast, allreduce, alltoall, allgather or barrier"},
+                       {"-d", WL_OPTION_STRING, &dev, "host|cuda",
+                        "buffers in host memory or GPU memory (cudaMalloc; latency and bw)"}};
     wl_program prog = {PROGRAM, "MPI point-to-point and collectives over the modelled IB rail",
-                       own, 1};
+                       own, 2};
     wl_common_options o;
     wl_options_defaults(&o);
     char err[256];
@@ -81,6 +166,27 @@ int main(int argc, char **argv)
     if (!p2p && coll < 0) {
         if (rank == 0)
             wl_usage_error(&prog, "-m: unknown mode");
+        MPI_Finalize();
+        return WL_EXIT_USAGE;
+    }
+    if (strcmp(dev, "host") && strcmp(dev, "cuda")) {
+        if (rank == 0)
+            wl_usage_error(&prog, "-d: neither host nor cuda");
+        MPI_Finalize();
+        return WL_EXIT_USAGE;
+    }
+    on_gpu = !strcmp(dev, "cuda");
+#ifndef OSU_HAVE_CUDA
+    if (on_gpu) {
+        if (rank == 0)
+            wl_usage_error(&prog, "-d cuda: this osu_mpi was built without the CUDA toolkit");
+        MPI_Finalize();
+        return WL_EXIT_USAGE;
+    }
+#endif
+    if (on_gpu && !p2p) {
+        if (rank == 0)
+            wl_usage_error(&prog, "-d cuda: only -m latency and bw");
         MPI_Finalize();
         return WL_EXIT_USAGE;
     }
@@ -115,28 +221,33 @@ int main(int argc, char **argv)
         wl_report_meta(rep, "ranks", "%d", size);
         wl_report_meta(rep, "network", "MPI (virtual-time layer) over the modelled dual-rail IB QDR");
         wl_report_meta(rep, "time", "simulated");
+        wl_report_meta(rep, "buffers", "%s", on_gpu ? "GPU (cudaMalloc), D D" : "host (malloc)");
     }
     size_t maxb = (size_t)o.max_bytes;
     size_t bufsz = coll == 2 || coll == 3 ? maxb * (size_t)size : maxb;
-    unsigned char *s = malloc(bufsz ? bufsz : 1), *r = malloc(bufsz ? bufsz : 1);
+    unsigned char *s = buf_alloc(bufsz), *r = buf_alloc(bufsz);
+    if (on_gpu)
+        tmp = malloc(bufsz ? bufsz : 1);
     int64_t total_wrong = 0;
     for (uint64_t n = o.min_bytes;; n = n ? n * (uint64_t)o.factor : 1) {
         int iters = o.iterations, warm = o.warmup;
         int64_t bad = 0;
-        double t0 = 0, elapsed;
+        double t0 = 0, elapsed, excluded = 0;
         if (p2p && rank < 2) {
             int peer = 1 - rank;
             for (int it = 0; it < warm + iters; it++) {
-                if (it == warm)
+                if (it == warm) {
                     t0 = MPI_Wtime();
+                    excluded = 0;
+                }
                 if (!strcmp(mode, "latency")) {
                     if (rank == 0) {
                         if (o.check)
-                            fill(s, n, 0, it);
+                            buf_fill(s, n, 0, it, &excluded);
                         MPI_Send(s, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
                         MPI_Recv(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                         if (o.check && it >= warm)
-                            bad += wrong(r, n, 0, it);
+                            bad += buf_wrong(r, n, 0, it, &excluded);
                     } else {
                         MPI_Recv(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                         MPI_Send(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
@@ -145,7 +256,7 @@ int main(int argc, char **argv)
                     MPI_Request q[WINDOW];
                     if (rank == 0) {
                         if (o.check)
-                            fill(s, n, 0, it);
+                            buf_fill(s, n, 0, it, &excluded);
                         for (int w = 0; w < WINDOW; w++)
                             MPI_Isend(s, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &q[w]);
                         MPI_Waitall(WINDOW, q, MPI_STATUSES_IGNORE);
@@ -154,13 +265,20 @@ int main(int argc, char **argv)
                         for (int w = 0; w < WINDOW; w++)
                             MPI_Irecv(r, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &q[w]);
                         MPI_Waitall(WINDOW, q, MPI_STATUSES_IGNORE);
-                        if (o.check && it >= warm)
-                            bad += wrong(r, n, 0, it);
+                        /* GPU buffers: rank 1's copy-out would delay the
+                         * acknowledgement rank 0 times, so the last window
+                         * is checked after the loop. */
+                        if (o.check && it >= warm && !on_gpu)
+                            bad += buf_wrong(r, n, 0, it, &excluded);
                         MPI_Send(s, 4, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
                     }
                 }
             }
-            elapsed = MPI_Wtime() - t0;
+            elapsed = MPI_Wtime() - t0 - excluded;
+            if (on_gpu && o.check && rank == 1 && strcmp(mode, "latency") && iters > 0) {
+                double ignored = 0;
+                bad += buf_wrong(r, n, 0, warm + iters - 1, &ignored);
+            }
             int64_t allbad = 0;
             if (rank == 1)
                 MPI_Send(&bad, 1, MPI_INT64_T, 0, 9, MPI_COMM_WORLD);
@@ -237,8 +355,9 @@ int main(int argc, char **argv)
         if (n >= o.max_bytes || (n ? n * (uint64_t)o.factor : 1) > o.max_bytes)
             break;
     }
-    free(s);
-    free(r);
+    buf_free(s);
+    buf_free(r);
+    free(tmp);
     if (rank == 0 && wl_report_close(rep) != 0)
         total_wrong++;
     MPI_Finalize();

@@ -436,6 +436,13 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->mpi_eager_bytes = job->mpi_eager_bytes;
     r->mpi_host_bytes = job->mpi_host_bytes < r->host.size ? job->mpi_host_bytes : 0;
     r->mpi_copy_gbps = job->mpi_copy_gbps > 0 ? job->mpi_copy_gbps : 1.0;
+    r->mpi_gdr_small_bytes = job->mpi_gdr_small_bytes;
+    r->mpi_gdrcopy_bytes = job->mpi_gdrcopy_bytes;
+    r->mpi_gdr_load_ps = job->mpi_gdr_load_ps;
+    r->mpi_gdrcopy_d2h_ps = job->mpi_gdrcopy_d2h_ps;
+    r->mpi_gdrcopy_h2d_ps = job->mpi_gdrcopy_h2d_ps;
+    r->mpi_gdrcopy_d2h_gbps = job->mpi_gdrcopy_d2h_gbps > 0 ? job->mpi_gdrcopy_d2h_gbps : 1.0;
+    r->mpi_gdrcopy_h2d_gbps = job->mpi_gdrcopy_h2d_gbps > 0 ? job->mpi_gdrcopy_h2d_gbps : 1.0;
     r->job = job;
     s->job = job;
     s->channel = ch;
