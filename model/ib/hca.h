@@ -29,7 +29,7 @@
 
 #include <systemc>
 
-#include "ib/agenda.h"
+#include "core/agenda.h"
 #include "ib/config.h"
 #include "ib/ib_link.h"
 #include "ib_hw.h"

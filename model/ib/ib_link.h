@@ -14,7 +14,7 @@
 
 #include <systemc>
 
-#include "ib/agenda.h"
+#include "core/agenda.h"
 #include "ib/config.h"
 #include "ib/packet.h"
 

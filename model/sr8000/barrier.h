@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "sr8000/agenda.h"
+#include "core/agenda.h"
 #include "sr8000/config.h"
 #include "sr8000_hw.h"
 
@@ -31,7 +31,7 @@ class SrBarrierUnit {
  public:
   // `release(node, color, status)`: the barrier of `color` completed at `node`.
   using Release = std::function<void(unsigned node, unsigned color, unsigned status)>;
-  SrBarrierUnit(const Sr8000Config& config, SrAgenda& agenda, Release release)
+  SrBarrierUnit(const Sr8000Config& config, Agenda& agenda, Release release)
       : config_(config), agenda_(agenda), release_(std::move(release)) {}
 
   // `node` arrived (its NIA's signal leaves now) in the group `group`.
@@ -53,7 +53,7 @@ class SrBarrierUnit {
   uint64_t cols_of(uint64_t group) const;
 
   const Sr8000Config& config_;
-  SrAgenda& agenda_;
+  Agenda& agenda_;
   Release release_;
   std::array<Round, SR_COLORS> rounds_;
   SrBarrierStats stats_;

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "sr8000/agenda.h"
+#include "core/agenda.h"
 #include "sr8000/config.h"
 #include "sr8000/link.h"
 #include "sr8000/packet.h"
@@ -32,7 +32,7 @@ class SrSwitch : public SrSink {
  public:
   enum class Role { XCrossbar, YCrossbar, Serialiser, Router };
   SrSwitch(std::string name, Role role, unsigned index, const Sr8000Config& config,
-           SrAgenda& agenda, sc_core::sc_time latency)
+           Agenda& agenda, sc_core::sc_time latency)
       : name_(std::move(name)), role_(role), index_(index), config_(config), agenda_(agenda),
         latency_(latency) {}
 
@@ -60,7 +60,7 @@ class SrSwitch : public SrSink {
   Role role_;
   unsigned index_;
   const Sr8000Config& config_;
-  SrAgenda& agenda_;
+  Agenda& agenda_;
   sc_core::sc_time latency_;
   std::vector<SrLink*> down_;
   bool serialises_ = false;

@@ -18,7 +18,7 @@
 #include <functional>
 #include <string>
 
-#include "sr8000/agenda.h"
+#include "core/agenda.h"
 #include "sr8000/config.h"
 #include "sr8000/packet.h"
 
@@ -33,7 +33,7 @@ struct SrLinkStats {
 class SrLink {
  public:
   enum class Deliver { Head, Tail };
-  SrLink(std::string name, const Sr8000Config& config, SrAgenda& agenda, SrSink& sink,
+  SrLink(std::string name, const Sr8000Config& config, Agenda& agenda, SrSink& sink,
          Deliver deliver, SrSink* through = nullptr)
       : name_(std::move(name)), config_(config), agenda_(agenda), sink_(sink), deliver_(deliver),
         through_(through), credits_(config.rx_buffer_bytes) {}
@@ -60,7 +60,7 @@ class SrLink {
 
   std::string name_;
   const Sr8000Config& config_;
-  SrAgenda& agenda_;
+  Agenda& agenda_;
   SrSink& sink_;
   Deliver deliver_;
   SrSink* through_;

@@ -80,7 +80,7 @@ Sr8000Network::Sr8000Network(const Topology& topo, int line, const Params& param
                              std::vector<std::unique_ptr<Host>>& hosts)
     : config_(Sr8000Config::make(params, topo, line)) {
   const unsigned n = config_.nodes;
-  agenda_ = std::make_unique<SrAgenda>("sr8000_agenda");
+  agenda_ = std::make_unique<Agenda>("sr8000_agenda");
   barrier_ = std::make_unique<SrBarrierUnit>(
       config_, *agenda_, [this](unsigned node, unsigned c, unsigned st) { nias_[node]->barrier_released(c, st); });
   for (unsigned i = 0; i < n; ++i) {

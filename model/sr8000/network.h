@@ -20,7 +20,7 @@
 
 #include "host/host.h"
 #include "sim/network.h"
-#include "sr8000/agenda.h"
+#include "core/agenda.h"
 #include "sr8000/barrier.h"
 #include "sr8000/config.h"
 #include "sr8000/crossbar.h"
@@ -76,7 +76,7 @@ class Sr8000Network : public Network {
 
  private:
   Sr8000Config config_;
-  std::unique_ptr<SrAgenda> agenda_;
+  std::unique_ptr<Agenda> agenda_;
   std::vector<std::unique_ptr<SrSwitch>> xbar_x_, xbar_y_, routers_;
   std::unique_ptr<SrSwitch> serialiser_;
   std::vector<std::unique_ptr<Nia>> nias_;

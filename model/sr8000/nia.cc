@@ -12,7 +12,7 @@ namespace p2 {
 using sc_core::sc_time;
 using sc_core::sc_time_stamp;
 
-Nia::Nia(unsigned node, const Sr8000Config& config, Host& host, SrAgenda& agenda,
+Nia::Nia(unsigned node, const Sr8000Config& config, Host& host, Agenda& agenda,
          Sr8000Network& net)
     : node_(node), config_(config), host_(host), agenda_(agenda), net_(net) {}
 

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "host/host.h"
-#include "sr8000/agenda.h"
+#include "core/agenda.h"
 #include "sr8000/config.h"
 #include "sr8000/packet.h"
 #include "sr8000_hw.h"
@@ -51,7 +51,7 @@ struct SrNiaStats {
 
 class Nia : public SrSink {
  public:
-  Nia(unsigned node, const Sr8000Config& config, Host& host, SrAgenda& agenda, Sr8000Network& net);
+  Nia(unsigned node, const Sr8000Config& config, Host& host, Agenda& agenda, Sr8000Network& net);
 
   unsigned node() const { return node_; }
   void mmio_write(uint64_t offset, uint64_t value);
@@ -96,7 +96,7 @@ class Nia : public SrSink {
   unsigned node_;
   const Sr8000Config& config_;
   Host& host_;
-  SrAgenda& agenda_;
+  Agenda& agenda_;
   Sr8000Network& net_;
   std::function<void()> changed_;
 

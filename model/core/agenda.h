@@ -1,6 +1,7 @@
 // agenda.h - actions due at given simulated times, run in (time, order of
-// scheduling) order by one SystemC method: the InfiniBand units' pipelines
-// have many stages with different delays, which a single FIFO cannot order.
+// scheduling) order by one SystemC method: the pipelines of the InfiniBand
+// and SR8000 units have many stages with different delays, which a single
+// FIFO (timed_queue.h) cannot order.
 #pragma once
 
 #include <cstdint>
