@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763035ULL /* "P2JOBv05" */
+#define P2_JOB_MAGIC 0x50324a4f42763036ULL /* "P2JOBv06" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
@@ -96,8 +96,13 @@ typedef struct p2_chan_gpu_ipc {
 #define P2_DEVICE_NAME_MAX 16
 
 /* p2_chan_req.flags of WAIT_MEM: wait until the condition holds; without it,
- * a test answered at the request's stamp (OK or NOT_YET). */
+ * a test answered at the request's stamp (OK or NOT_YET). With
+ * P2_CHAN_WAIT_DEADLINE as well, data holds a uint64_t simulated time (ps):
+ * if the condition still fails then, the answer is NOT_YET at that time (a
+ * CPU that polls both a completion queue and a timer, e.g. a GPU copy's
+ * event). */
 #define P2_CHAN_WAIT_BLOCK 1u
+#define P2_CHAN_WAIT_DEADLINE 2u
 
 static inline int p2_chan_op_blocks(uint32_t op)
 {
@@ -232,6 +237,8 @@ typedef struct p2_job {
     uint64_t mpi_gdr_small_bytes, mpi_gdrcopy_bytes;
     uint64_t mpi_gdr_load_ps, mpi_gdrcopy_d2h_ps, mpi_gdrcopy_h2d_ps;
     double mpi_gdrcopy_d2h_gbps, mpi_gdrcopy_h2d_gbps;
+    /* GPU rendezvous: GPUDirect RDMA limits and the pipeline's chunk, bytes */
+    uint64_t mpi_gdr_send_bytes, mpi_gdr_recv_bytes, mpi_cuda_block_bytes;
 
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;

@@ -24,9 +24,16 @@
  * eagerly, the CPU copying between GPU memory and the eager buffers as
  * GDRCopy does (single uncached loads up to mpi_gdr_small_bytes, the full
  * GDRCopy copy above; charged with the mpi_gdr* parameters); larger ones by
- * rendezvous whose RDMA write reads and/or writes the GPU arena's bus
- * addresses directly (GPUDirect RDMA: the HCA reads GPU memory at the IB
- * model's ib_gpu_read_* cost), with no staging on a GPU side.
+ * rendezvous. There a GPU side up to its GPUDirect limit (mpi_gdr_send_bytes,
+ * mpi_gdr_recv_bytes) is read or written by the HCA itself at the GPU
+ * arena's bus addresses (the IB model's ib_gpu_* costs); above, it goes
+ * through host staging in chunks of mpi_cuda_block_bytes, each chunk a
+ * cudaMemcpyAsync on the GPU's copy engine (a timeline per direction, the
+ * CUDA runtime's cuda_d2h_* / cuda_h2d_* costs): the sender writes a chunk
+ * when its copy has finished, the receiver copies a chunk in when CHUNK
+ * says it has landed. The engine's completions are timed events of the
+ * progress loop, which waits for the CQ or the next of them, whichever
+ * comes first.
  * One rail for headers keeps each sender's messages in order (MPI's
  * non-overtaking rule); completions are handled in the order they reach the
  * CQ, i.e. simulated-time order, so MPI_ANY_SOURCE matches deterministically.
@@ -57,7 +64,8 @@
 #define CQ_TAIL_BATCH 256 /* completions consumed per CQ_TAIL update (CQ_ENTRIES / 16) */
 #define HDR_BYTES 64
 
-enum { H_EAGER = 1, H_RTS = 2, H_CTS = 3, H_FIN = 4 };
+enum { H_EAGER = 1, H_RTS = 2, H_CTS = 3, H_FIN = 4, H_CHUNK = 5 };
+#define CTS_CHUNKS 1u /* CTS flags: the receiver stages GPU data: CHUNK per chunk, no FIN */
 
 typedef struct pm_hdr {
     uint32_t type;
@@ -68,13 +76,16 @@ typedef struct pm_hdr {
     uint64_t sreq;    /* sender's request id (RTS, CTS) */
     uint64_t rreq;    /* receiver's request id (CTS, FIN) */
     uint64_t addr;    /* CTS: bus address of the receiver's staging */
-    uint8_t pad[HDR_BYTES - 48];
+    uint64_t off;     /* CHUNK: where the chunk starts in the message */
+    uint32_t len;     /* CHUNK: its bytes */
+    uint32_t flags;   /* CTS: CTS_CHUNKS */
 } pm_hdr;
 _Static_assert(sizeof(pm_hdr) == HDR_BYTES, "header size");
 
 /* wr_id of send work requests: kind in the top byte */
-enum { WR_SLOT = 1, WR_WRITE = 2 };
+enum { WR_SLOT = 1, WR_WRITE = 2, WR_CHUNK = 3 };
 #define WR(kind, v) (((uint64_t)(kind) << 56) | (uint64_t)(v))
+#define CHUNK_BITS 20 /* WR_CHUNK: request id << CHUNK_BITS | chunk index */
 
 /* ---- Requests --------------------------------------------------------------- */
 enum { RQ_SEND = 1, RQ_RECV = 2 };
@@ -88,9 +99,13 @@ typedef struct pm_req {
     int peer, tag; /* comm ranks; peer may be MPI_ANY_SOURCE or MPI_PROC_NULL */
     pm_comm *comm;
     uint32_t ctx;
-    /* send: rendezvous state */
+    /* rendezvous state */
     uint64_t staging; /* offset in the staging arena + 1, 0 = none */
     int direct;       /* rendezvous straight from/to GPU memory (no staging) */
+    int piped;        /* the GPU side of this end goes through host staging in chunks */
+    int notify;       /* send: the receiver wants a CHUNK per chunk (CTS_CHUNKS) */
+    uint64_t remote;  /* send: bus address the data goes to */
+    uint64_t chunks, chunks_left; /* chunked: how many, how many not yet acknowledged/copied in */
     uint64_t bytes;
     uint64_t rreq;    /* send: the receiver's request, named by the FIN */
     /* receive: result */
@@ -103,6 +118,14 @@ typedef struct pm_unexp {
     uint8_t *data; /* eager: a copy of the data */
     struct pm_unexp *next;
 } pm_unexp;
+
+/* A copy on the GPU's copy engine finishing at `t` (a timed event). */
+enum { EV_D2H = 1, EV_H2D = 2 };
+typedef struct pm_event {
+    uint64_t t, seq;
+    int kind;
+    uint64_t req, chunk;
+} pm_event;
 
 /* A rendezvous step waiting for staging memory. */
 typedef struct pm_pending {
@@ -130,6 +153,10 @@ static struct {
     pm_req *posted, *posted_tail;
     pm_unexp *unexp, *unexp_tail;
     pm_pending *pending;
+    pm_event *ev;        /* timed events, a binary heap by (t, seq) */
+    size_t nev, ev_cap;
+    uint64_t ev_seq;
+    uint64_t d2h_free, h2d_free; /* when the GPU's copy engines are next idle */
     const char *call;
     char what[80];
     uint64_t call_start;
@@ -300,6 +327,8 @@ void pm_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, i
 
 /* ---- The HCA ------------------------------------------------------------------ */
 
+static int progress(int block);
+
 static void reg(uint64_t r, uint64_t v) { E.dev->ops->mmio_write(E.dev, IB_BAR_REGS, r, v); }
 
 static uint64_t bus_of(uint64_t off) { return E.bus + off; }
@@ -310,8 +339,8 @@ static uint8_t *send_slot(int i) { return E.base + E.send_off + (uint64_t)i * E.
 static void post_wqe(uint8_t op, int wdest, uint8_t rail, uint64_t local_bus, uint64_t len,
                      uint64_t remote, uint64_t wr_id)
 {
-    if (E.sq_posted - E.sq_done >= SQ_ENTRIES)
-        pm_fatal("send queue overflow (internal)");
+    while (E.sq_posted - E.sq_done >= SQ_ENTRIES)
+        progress(1); /* the HCA frees entries as it completes them */
     ib_wqe w;
     memset(&w, 0, sizeof w);
     w.opcode = op;
@@ -339,8 +368,6 @@ static void post_recvs(const int *slots, int n)
     }
     reg(IB_REG_RQ_DOORBELL, E.rq_posted);
 }
-
-static int progress(int block);
 
 static int take_send_slot(void)
 {
@@ -472,42 +499,147 @@ static void set_status(pm_req *r, const pm_hdr *h)
                  h->bytes, h->src, h->tag, cap);
 }
 
-/* The receiver answers an RTS: staging for the data, then CTS. 0 if no
- * staging memory is free yet. */
+/* ---- The GPU's copy engines: timed events ---------------------------------------- */
+
+static int ev_before(const pm_event *a, const pm_event *b)
+{
+    return a->t != b->t ? a->t < b->t : a->seq < b->seq;
+}
+
+static void ev_push(uint64_t t, int kind, uint64_t req, uint64_t chunk)
+{
+    if (E.nev == E.ev_cap) {
+        size_t cap = E.ev_cap ? E.ev_cap * 2 : 64;
+        pm_event *v = realloc(E.ev, cap * sizeof *v);
+        if (!v)
+            pm_fatal("out of memory");
+        E.ev = v;
+        E.ev_cap = cap;
+    }
+    size_t i = E.nev++;
+    E.ev[i] = (pm_event){.t = t, .seq = E.ev_seq++, .kind = kind, .req = req, .chunk = chunk};
+    while (i && ev_before(&E.ev[i], &E.ev[(i - 1) / 2])) {
+        pm_event x = E.ev[i];
+        E.ev[i] = E.ev[(i - 1) / 2];
+        E.ev[(i - 1) / 2] = x;
+        i = (i - 1) / 2;
+    }
+}
+
+static pm_event ev_pop(void)
+{
+    pm_event top = E.ev[0];
+    E.ev[0] = E.ev[--E.nev];
+    for (size_t i = 0;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < E.nev && ev_before(&E.ev[l], &E.ev[m]))
+            m = l;
+        if (r < E.nev && ev_before(&E.ev[r], &E.ev[m]))
+            m = r;
+        if (m == i)
+            break;
+        pm_event x = E.ev[i];
+        E.ev[i] = E.ev[m];
+        E.ev[m] = x;
+        i = m;
+    }
+    return top;
+}
+
+/* A cudaMemcpyAsync of n bytes queued on an engine at the rank's time: it
+ * starts when the engine is idle and takes the CUDA runtime's copy cost. */
+static uint64_t engine_copy(uint64_t *free_at, uint64_t lat_ps, double bps, uint64_t n)
+{
+    uint64_t now = now_ps(), start = *free_at > now ? *free_at : now;
+    *free_at = start + lat_ps + (uint64_t)((double)n * 1e12 / bps);
+    return *free_at;
+}
+
+static uint64_t chunk_len(const pm_req *r, uint64_t k)
+{
+    uint64_t b = E.rt->mpi_cuda_block_bytes, off = k * b;
+    return r->bytes - off < b ? r->bytes - off : b;
+}
+
+/* The receiver answers an RTS: where the data goes, then CTS. A GPU buffer up
+ * to the receive limit is written by the HCA itself; any other buffer gets
+ * staging (0 if no staging memory is free yet). */
 static int answer_rts(pm_req *r, const pm_hdr *h)
 {
     uint64_t off = 0, addr = 0;
+    uint32_t flags = 0;
     r->bytes = h->bytes;
-    if (h->bytes && gpu_direct(r->buf, r->type, h->bytes, &addr)) {
+    if (h->bytes && h->bytes <= E.rt->mpi_gdr_recv_bytes &&
+        gpu_direct(r->buf, r->type, h->bytes, &addr)) {
         r->direct = 1; /* GPUDirect RDMA: the HCA writes the GPU buffer itself */
     } else {
         if (h->bytes && tca_arena_alloc(&E.stage, h->bytes, &off) != TCA_ARENA_OK)
             return 0;
         r->staging = off + 1;
         addr = bus_of(E.stage_off + off);
+        if (h->bytes && gpu_buf(r->buf)) { /* copied in chunk by chunk as CHUNKs arrive */
+            r->piped = 1;
+            r->chunks = r->chunks_left =
+                (h->bytes + E.rt->mpi_cuda_block_bytes - 1) / E.rt->mpi_cuda_block_bytes;
+            flags = CTS_CHUNKS;
+        }
     }
     pm_hdr c = {.type = H_CTS, .src = pm_world_rank, .sreq = h->sreq, .rreq = r->id,
-                .addr = addr, .bytes = h->bytes};
+                .addr = addr, .bytes = h->bytes, .flags = flags};
     send_hdr(h->src, &c, NULL, 0);
     return 1;
 }
 
-/* The sender answers a CTS: its data into staging, then the RDMA write. */
+static void write_chunk(pm_req *s, uint64_t k)
+{
+    uint64_t b = E.rt->mpi_cuda_block_bytes, off = k * b;
+    post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY,
+             bus_of(E.stage_off + s->staging - 1 + off), chunk_len(s, k), s->remote + off,
+             WR(WR_CHUNK, (s->id << CHUNK_BITS) | k));
+}
+
+/* The sender answers a CTS. A GPU buffer up to the send limit is read by the
+ * HCA itself: one RDMA write. Any other buffer is packed into staging; a GPU
+ * one is then copied out chunk by chunk on the copy engine, each chunk
+ * written when its copy is done; a host one is written at once, in chunks
+ * if the receiver wants CHUNKs. 0 if no staging memory is free yet. */
 static int answer_cts(pm_req *s, const pm_hdr *h)
 {
-    uint64_t off = 0, local = 0;
-    if (s->bytes && gpu_direct(s->buf, s->type, s->bytes, &local)) {
-        s->direct = 1; /* GPUDirect RDMA: the HCA reads the GPU buffer itself */
-    } else {
-        if (s->bytes && tca_arena_alloc(&E.stage, s->bytes, &off) != TCA_ARENA_OK)
+    uint64_t off = 0, local = 0, b = E.rt->mpi_cuda_block_bytes;
+    int direct = s->bytes && s->bytes <= E.rt->mpi_gdr_send_bytes &&
+                 gpu_direct(s->buf, s->type, s->bytes, &local);
+    if (!direct && s->bytes) {
+        if (tca_arena_alloc(&E.stage, s->bytes, &off) != TCA_ARENA_OK)
             return 0;
         s->staging = off + 1;
         pack(s->buf, s->count, s->type, E.base + E.stage_off + off, s->bytes);
         local = bus_of(E.stage_off + off);
     }
+    s->direct = direct;
     s->rreq = h->rreq;
-    post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY, local, s->bytes, h->addr,
-             WR(WR_WRITE, s->id));
+    s->remote = h->addr;
+    s->notify = (h->flags & CTS_CHUNKS) != 0;
+    s->piped = !direct && s->bytes && gpu_buf(s->buf);
+    if (!s->piped && !s->notify) {
+        post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY, local, s->bytes, h->addr,
+                 WR(WR_WRITE, s->id));
+        return 1;
+    }
+    s->chunks = s->chunks_left = (s->bytes + b - 1) / b;
+    if (s->chunks >= (1u << CHUNK_BITS))
+        pm_fatal("a %" PRIu64 "-byte GPU message is more than %u chunks of mpi_cuda_block_bytes",
+                 s->bytes, 1u << CHUNK_BITS);
+    for (uint64_t k = 0; k < s->chunks; k++) {
+        if (s->piped)
+            ev_push(engine_copy(&E.d2h_free, E.rt->cuda.d2h_ps, E.rt->cuda.d2h_bps,
+                                chunk_len(s, k)),
+                    EV_D2H, s->id, k);
+        else if (direct) /* the HCA reads the GPU buffer chunk by chunk */
+            post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY, local + k * b,
+                     chunk_len(s, k), s->remote + k * b, WR(WR_CHUNK, (s->id << CHUNK_BITS) | k));
+        else
+            write_chunk(s, k);
+    }
     return 1;
 }
 
@@ -579,6 +711,12 @@ static void arrived(const pm_hdr *h, const uint8_t *data)
             defer(0, s, h);
         return;
     }
+    case H_CHUNK: { /* a chunk is in staging: copy it into the GPU buffer */
+        pm_req *r = req_by_id(h->rreq);
+        ev_push(engine_copy(&E.h2d_free, E.rt->cuda.h2d_ps, E.rt->cuda.h2d_bps, h->len), EV_H2D,
+                r->id, h->off / E.rt->mpi_cuda_block_bytes);
+        return;
+    }
     case H_FIN: {
         pm_req *r = req_by_id(h->rreq);
         if (r->direct) { /* the data is already in the GPU buffer */
@@ -608,6 +746,28 @@ static void completed_send(const ib_cqe *c)
         E.send_free[E.nsend_free++] = (int)v;
         return;
     }
+    if (kind == WR_CHUNK) { /* one chunk is at the receiver */
+        pm_req *s = req_by_id(v >> CHUNK_BITS);
+        uint64_t k = v & ((1u << CHUNK_BITS) - 1);
+        if (s->notify) {
+            pm_hdr c = {.type = H_CHUNK, .src = pm_world_rank, .rreq = s->rreq,
+                        .off = k * E.rt->mpi_cuda_block_bytes, .len = (uint32_t)chunk_len(s, k)};
+            send_hdr(s->comm->world[s->peer], &c, NULL, 0);
+        }
+        if (--s->chunks_left)
+            return;
+        if (s->staging)
+            tca_arena_free(&E.stage, s->staging - 1);
+        s->staging = 0;
+        s->direct = s->piped = 0;
+        s->done = 1;
+        if (!s->notify) {
+            pm_hdr f = {.type = H_FIN, .src = pm_world_rank, .rreq = s->rreq};
+            send_hdr(s->comm->world[s->peer], &f, NULL, 0);
+        }
+        retry_pending();
+        return;
+    }
     /* WR_WRITE: the data is at the receiver; FIN, and the send is done. */
     pm_req *s = req_by_id(v);
     pm_hdr f = {.type = H_FIN, .src = pm_world_rank, .rreq = s->rreq};
@@ -620,10 +780,34 @@ static void completed_send(const ib_cqe *c)
     retry_pending();
 }
 
-/* Handles the next completion. block: wait for it (the rank's clock jumps to
- * when it was written); else only if it is there at the rank's time. */
+/* The earliest timed event, if it is due at the rank's time. */
+static int run_due_event(void)
+{
+    if (!E.nev || E.ev[0].t > now_ps())
+        return 0;
+    pm_event e = ev_pop();
+    pm_req *r = req_by_id(e.req);
+    if (e.kind == EV_D2H) { /* the chunk is in host staging: write it */
+        write_chunk(r, e.chunk);
+    } else if (--r->chunks_left == 0) { /* the last chunk is in the GPU buffer */
+        uint64_t off = r->staging - 1;
+        unpack(E.base + E.stage_off + off, r->bytes, r->buf, r->count, r->type);
+        tca_arena_free(&E.stage, off);
+        r->staging = 0;
+        r->piped = 0;
+        r->done = 1;
+        retry_pending();
+    }
+    return 1;
+}
+
+/* Handles the next completion or timed event. block: wait for one (the
+ * rank's clock jumps to when the completion was written, or to the event);
+ * else only one there at the rank's time. */
 static int progress(int block)
 {
+    if (run_due_event())
+        return 1;
     uint64_t i = E.cq_seen;
     volatile uint64_t *word =
         (volatile uint64_t *)(E.base + E.cq_off + IB_CQE_SIZE * (i % CQ_ENTRIES));
@@ -632,12 +816,15 @@ static int progress(int block)
                  E.what[0] ? " " : "", E.what);
         p2_st_sc(&E.chan->mpi_since_ps, E.call_start);
     }
-    p2_wait_result w = E.dev->ops->wait_mem(E.dev, word, IB_CQE_SERIAL_MASK,
-                                            (uint64_t)ib_cqe_serial(i) << 32, block);
+    uint64_t serial = (uint64_t)ib_cqe_serial(i) << 32;
+    p2_wait_result w =
+        block && E.nev
+            ? (p2_wait_result)p2_rt_wait_mem_until(E.rt, word, IB_CQE_SERIAL_MASK, serial, E.ev[0].t)
+            : E.dev->ops->wait_mem(E.dev, word, IB_CQE_SERIAL_MASK, serial, block);
     if (block && E.chan)
         E.chan->mpi_wait[0] = '\0';
     if (w == P2_WAIT_NOT_YET)
-        return 0;
+        return block ? run_due_event() : 0;
     if (w != P2_WAIT_OK)
         pm_fatal("the simulator is gone");
     ib_cqe c;
@@ -1026,7 +1213,7 @@ int MPI_Finalize(void)
     need_init("MPI_Finalize");
     /* Every message this rank started is out of its hands before it goes. */
     snprintf(E.what, sizeof E.what, "draining its sends");
-    while (E.sq_done < E.sq_posted || E.pending)
+    while (E.sq_done < E.sq_posted || E.pending || E.nev)
         progress(1);
     /* MPI_Finalize is collective: a barrier, so that no rank sits in Open
      * MPI's own finalize (a wall-clock fence under mpirun) while another

@@ -109,6 +109,9 @@ void Frontend::poll_ranks() {
         uint32_t len = std::min<uint32_t>(in->len, P2_CHAN_DATA_BYTES);
         q.data.assign(in->data, in->data + len);
       }
+      if (q.op == P2_CHAN_WAIT_MEM && (q.flags & P2_CHAN_WAIT_BLOCK) &&
+          (q.flags & P2_CHAN_WAIT_DEADLINE))
+        std::memcpy(&q.deadline, in->data, sizeof q.deadline);
       p2_chan_pop(r.channel);
       requests_seen_++;
       if (q.stamp < r.last_stamp) {
@@ -197,6 +200,16 @@ Frontend::Key Frontend::min_running_horizon() {
     Key k{r.attached ? horizon(r) : 0, r.index};
     if (k < best) best = k;
   }
+  return best;
+}
+
+Frontend::Key Frontend::next_deadline() const {
+  Key best{kNever, ~0u};
+  for (const Rank& r : ranks_)
+    if (r.waiting && r.wait.deadline != kNever) {
+      Key k{r.wait.deadline, r.index};
+      if (k < best) best = k;
+    }
   return best;
 }
 
@@ -374,8 +387,8 @@ void Frontend::start_wait(Rank& r, Request& q) {
   // is answered with the memory as it is at that simulated time.
   if (wait_satisfied(r))
     answer(r, P2_CHAN_OK, 0);
-  else if (w.op == P2_CHAN_WAIT_MEM && !(w.flags & P2_CHAN_WAIT_BLOCK))
-    answer(r, P2_CHAN_NOT_YET, 0);  // a test: the answer is "not yet", now
+  else if (w.op == P2_CHAN_WAIT_MEM && (!(w.flags & P2_CHAN_WAIT_BLOCK) || w.deadline <= now_ps()))
+    answer(r, P2_CHAN_NOT_YET, 0);  // a test, or a deadline already reached: "not yet", now
 }
 
 bool Frontend::wait_satisfied(Rank& r) {
@@ -476,9 +489,12 @@ int Frontend::run() {
       return 0;
     }
     Key limit = min_running_horizon();
+    // A wait with a deadline is answered "not yet" at its deadline, in (time,
+    // rank) order with the requests, unless its memory changes first.
+    Key due = next_deadline();
     if (Rank* r = next_request()) {
       Key k{r->queue.front().stamp, r->index};
-      if (k < limit) {
+      if (k < limit && !(due < k)) {
         if (!advance_through(std::max(k.time, now_ps()))) continue;  // someone was answered
         Request q = std::move(r->queue.front());
         r->queue.pop_front();
@@ -486,6 +502,12 @@ int Frontend::run() {
         settle();
         continue;
       }
+    }
+    if (due < limit) {
+      if (!advance_through(std::max(due.time, now_ps()))) continue;  // someone was answered
+      Rank& w = ranks_[due.rank];
+      if (w.waiting && w.wait.deadline == due.time) answer(w, P2_CHAN_NOT_YET, 0);
+      continue;
     }
     if (limit.time == kNever) {
       // No rank can send anything until it is answered.

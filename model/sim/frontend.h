@@ -79,6 +79,7 @@ class Frontend {
     uint32_t op = 0, seq = 0, flags = 0;
     unsigned dev = 0, bar = 0;  // device requests: which device of the node, which BAR
     uint64_t stamp = 0, a = 0, b = 0, c = 0;
+    uint64_t deadline = UINT64_MAX;  // WAIT_MEM with P2_CHAN_WAIT_DEADLINE
     std::vector<uint8_t> data;
   };
   struct Rank {
@@ -112,6 +113,7 @@ class Frontend {
   bool in_world_collective(const Rank& r) const;
   uint64_t horizon(Rank& r) const;
   Key min_running_horizon();
+  Key next_deadline() const;  // the earliest deadline of a waiting rank
   Rank* next_request();
   bool all_done() const;
 

@@ -105,19 +105,45 @@ gpu_data)
     expect_rc 0
     expect_out "GPU-buffer MPI: all bytes right (0 failures)"
     expect_clean ;;
+gpu_data_pipeline)
+    # The same with MVAPICH2-GDR's own limits and 4 KiB chunks
+    # (gpu_pipeline.params): GPU sends above 8 KiB through the pipeline,
+    # received directly up to 128 KiB and staged above; every byte.
+    run -n 2 --gpu emulated --timeout 150 --params "$SRC/tests/mpi/gpu_pipeline.params" -- "$BIN/mpi_gpu"
+    expect_rc 0
+    expect_out "GPU-buffer MPI: all bytes right (0 failures)"
+    expect_clean ;;
 gpu_calibration)
     # osu_latency -d cuda D D: 8 B = the published MVAPICH2-GDR 2.4 us
     # (GDRCopy single loads; exact, deterministic), 16 B within 10% of 3.5 us
-    # (the full GDRCopy copy), and GPUDirect RDMA at 1 MiB above 3.5 GB/s.
+    # (the full GDRCopy copy); the peak through the 256 KiB pipeline (osu_bw,
+    # 4 MiB) pinned at 4.394 GB/s (published 4.4); and the crossover with TCA
+    # GPU DMA at the published 128 KB: TCA faster at 120 KiB, MPI/IB at 136 KiB
+    # and at 768 KiB (above the GPUDirect send limit, through the pipeline).
     run -n 2 --gpu emulated --timeout 120 -- "$BIN/osu_mpi" -d cuda -m latency -b 8 -e 16 -f 2 -n 50 -w 5
     expect_rc 0
     grep -Eq '^ +8 +2\.399 ' "$TMP/out" || fail "GPU 8 B MPI latency is not 2.399 us (published 2.4)"
     awk '$1 == 16 { ok = $2 > 3.15 && $2 < 3.85 } END { exit !ok }' "$TMP/out" ||
         fail "GPU 16 B MPI latency not within 10% of the published 3.5 us"
-    run -n 2 --gpu emulated --timeout 120 -- "$BIN/osu_mpi" -d cuda -m latency -b 1M -e 1M -n 3 -w 1
+    run -n 2 --gpu emulated --timeout 120 -- "$BIN/osu_mpi" -d cuda -m bw -b 4M -e 4M -n 1 -w 0
     expect_rc 0
-    awk '$1 == 1048576 { ok = $3 > 3.5 && $4 == 0 } END { exit !ok }' "$TMP/out" ||
-        fail "1 MiB GPU ping-pong below 3.5 GB/s or wrong bytes"
+    grep -Eq '^ +4194304 +[0-9.]+ +4\.394 +0$' "$TMP/out" ||
+        fail "GPU 4 MiB MPI bandwidth is not 4.394 GB/s (published 4.4), or wrong bytes"
+    for n in 122880 139264 786432; do
+        run -n 2 --gpu emulated --timeout 120 -- "$BIN/osu_mpi" -d cuda -m latency -b $n -e $n -n 3 -w 1
+        expect_rc 0
+        mpi=$(awk -v n=$n '$1 == n && $4 == 0 { print $2 }' "$TMP/out")
+        run -n 2 --timeout 120 -- "$BIN/pingpong" -m dma-gpu -b $n -e $n -n 3 -w 1
+        expect_rc 0
+        tca=$(awk -v n=$n '$1 == "dma-gpu" && $2 == n && $6 == 0 { print $4 }' "$TMP/out")
+        [ -n "$mpi" ] && [ -n "$tca" ] || fail "$n bytes: no figure, or wrong bytes"
+        echo "$n bytes GPU: TCA $tca us, MPI/IB $mpi us"
+        if [ $n = 122880 ]; then
+            awk -v t="$tca" -v m="$mpi" 'BEGIN { exit !(t < m) }' || fail "TCA not faster at 120 KiB"
+        else
+            awk -v t="$tca" -v m="$mpi" 'BEGIN { exit !(m < t) }' || fail "MPI/IB not faster at $n bytes"
+        fi
+    done
     expect_clean ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;

@@ -74,6 +74,9 @@ typedef struct p2_rt {
     uint64_t mpi_gdr_small_bytes, mpi_gdrcopy_bytes;
     uint64_t mpi_gdr_load_ps, mpi_gdrcopy_d2h_ps, mpi_gdrcopy_h2d_ps;
     double mpi_gdrcopy_d2h_gbps, mpi_gdrcopy_h2d_gbps;
+    /* GPU rendezvous: largest GPU buffer the HCA reads (send) or writes
+     * (receive) itself; above, host staging in chunks of mpi_cuda_block_bytes */
+    uint64_t mpi_gdr_send_bytes, mpi_gdr_recv_bytes, mpi_cuda_block_bytes;
     p2_job *job;             /* the job segment (ranks' nodes, diagnosis fields) */
 } p2_rt;
 
@@ -113,6 +116,15 @@ void p2_rt_advance_to(p2_rt *rt, uint64_t t_ps);
  * rt->gpu. Returns P2_CHAN_OK, P2_CHAN_NOT_YET or P2_CHAN_FAILED. */
 int p2_rt_wait_mem(p2_rt *rt, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
                    int block);
+
+/* A blocking wait as p2_rt_wait_mem's that gives up at simulated time
+ * deadline_ps: P2_CHAN_OK (the clock at the write plus the polling delay) or
+ * P2_CHAN_NOT_YET (the clock at the deadline plus the polling delay; at once
+ * if the clock has passed it), or P2_CHAN_FAILED. For a layer that polls a
+ * completion queue while work of its own (a GPU copy) finishes at a known
+ * time. */
+int p2_rt_wait_mem_until(p2_rt *rt, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
+                         uint64_t deadline_ps);
 
 /* The public calls of the libraries (tca*, p2_*) bracket themselves with
  * these, so that under --clock=cpu only the program's CPU time between calls

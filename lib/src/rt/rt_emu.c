@@ -310,6 +310,34 @@ int p2_rt_wait_mem(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint6
     return result;
 }
 
+/* Built on the forwarding calls only (enter, call, advance_to...), so it
+ * needs no entry of its own in another copy's table. */
+int p2_rt_wait_mem_until(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
+                         uint64_t deadline_ps)
+{
+    const uint8_t *p = (const uint8_t *)addr;
+    uint64_t bus;
+    if (!in_memory(&r->host, p, &bus) && !in_memory(&r->gpu, p, &bus)) {
+        fprintf(stderr, "p2: rank %d: wait on %p, which is not in this rank's registered "
+                        "host or GPU memory\n", r->rank, (const void *)p);
+        return P2_CHAN_FAILED;
+    }
+    p2_chan_req req = {.op = P2_CHAN_WAIT_MEM, .flags = P2_CHAN_WAIT_BLOCK | P2_CHAN_WAIT_DEADLINE,
+                       .len = sizeof deadline_ps, .a = bus, .b = value, .c = mask};
+    memcpy(req.data, &deadline_ps, sizeof deadline_ps);
+    p2_chan_resp resp;
+    int result = P2_CHAN_FAILED;
+    p2_rt_enter(r);
+    p2_rt_charge_ps(r, r->lib_call_ps);
+    if (p2_rt_call(r, &req, &resp) == 0) {
+        result = resp.status;
+        if (result != P2_CHAN_FAILED)
+            p2_rt_advance_to(r, resp.time_ps + r->poll_detect_ps);
+    }
+    p2_rt_leave(r);
+    return result;
+}
+
 /* ---- Attaching ------------------------------------------------------------ */
 
 /* Tells the simulator this rank is leaving, at its final clock, so that it
@@ -443,6 +471,9 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->mpi_gdrcopy_h2d_ps = job->mpi_gdrcopy_h2d_ps;
     r->mpi_gdrcopy_d2h_gbps = job->mpi_gdrcopy_d2h_gbps > 0 ? job->mpi_gdrcopy_d2h_gbps : 1.0;
     r->mpi_gdrcopy_h2d_gbps = job->mpi_gdrcopy_h2d_gbps > 0 ? job->mpi_gdrcopy_h2d_gbps : 1.0;
+    r->mpi_gdr_send_bytes = job->mpi_gdr_send_bytes;
+    r->mpi_gdr_recv_bytes = job->mpi_gdr_recv_bytes;
+    r->mpi_cuda_block_bytes = job->mpi_cuda_block_bytes ? job->mpi_cuda_block_bytes : 1;
     r->job = job;
     s->job = job;
     s->channel = ch;
