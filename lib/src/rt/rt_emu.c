@@ -281,10 +281,12 @@ static int in_memory(const p2_rt_memory *m, const uint8_t *p, uint64_t *bus)
     return 1;
 }
 
-int p2_rt_wait_mem(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
-                   int block)
+/* A wait (flags: P2_CHAN_WAIT_*) on the word at addr. Built on the
+ * forwarding calls only (enter, call, advance_to...), so a second copy of the
+ * runtime needs no table entry for it. */
+static int wait_word(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
+                     uint16_t flags, uint64_t deadline_ps)
 {
-    FORWARD(wait_mem, r, addr, mask, value, block);
     const uint8_t *p = (const uint8_t *)addr;
     uint64_t bus;
     if (!in_memory(&r->host, p, &bus) && !in_memory(&r->gpu, p, &bus)) {
@@ -295,8 +297,11 @@ int p2_rt_wait_mem(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint6
     /* Even a test goes to the simulator: whether the word holds the value at
      * this rank's simulated time is the model's to say, not this process's
      * view of the shared arena (which may be ahead of or behind that time). */
-    p2_chan_req req = {.op = P2_CHAN_WAIT_MEM, .flags = block ? P2_CHAN_WAIT_BLOCK : 0,
-                       .a = bus, .b = value, .c = mask};
+    p2_chan_req req = {.op = P2_CHAN_WAIT_MEM, .flags = flags, .a = bus, .b = value, .c = mask};
+    if (flags & P2_CHAN_WAIT_DEADLINE) {
+        req.len = sizeof deadline_ps;
+        memcpy(req.data, &deadline_ps, sizeof deadline_ps);
+    }
     p2_chan_resp resp;
     int result = P2_CHAN_FAILED;
     p2_rt_enter(r);
@@ -310,32 +315,18 @@ int p2_rt_wait_mem(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint6
     return result;
 }
 
-/* Built on the forwarding calls only (enter, call, advance_to...), so it
- * needs no entry of its own in another copy's table. */
+int p2_rt_wait_mem(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
+                   int block)
+{
+    FORWARD(wait_mem, r, addr, mask, value, block);
+    return wait_word(r, addr, mask, value, block ? P2_CHAN_WAIT_BLOCK : 0, 0);
+}
+
 int p2_rt_wait_mem_until(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
                          uint64_t deadline_ps)
 {
-    const uint8_t *p = (const uint8_t *)addr;
-    uint64_t bus;
-    if (!in_memory(&r->host, p, &bus) && !in_memory(&r->gpu, p, &bus)) {
-        fprintf(stderr, "p2: rank %d: wait on %p, which is not in this rank's registered "
-                        "host or GPU memory\n", r->rank, (const void *)p);
-        return P2_CHAN_FAILED;
-    }
-    p2_chan_req req = {.op = P2_CHAN_WAIT_MEM, .flags = P2_CHAN_WAIT_BLOCK | P2_CHAN_WAIT_DEADLINE,
-                       .len = sizeof deadline_ps, .a = bus, .b = value, .c = mask};
-    memcpy(req.data, &deadline_ps, sizeof deadline_ps);
-    p2_chan_resp resp;
-    int result = P2_CHAN_FAILED;
-    p2_rt_enter(r);
-    p2_rt_charge_ps(r, r->lib_call_ps);
-    if (p2_rt_call(r, &req, &resp) == 0) {
-        result = resp.status;
-        if (result != P2_CHAN_FAILED)
-            p2_rt_advance_to(r, resp.time_ps + r->poll_detect_ps);
-    }
-    p2_rt_leave(r);
-    return result;
+    return wait_word(r, addr, mask, value, P2_CHAN_WAIT_BLOCK | P2_CHAN_WAIT_DEADLINE,
+                     deadline_ps);
 }
 
 /* ---- Attaching ------------------------------------------------------------ */
