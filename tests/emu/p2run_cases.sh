@@ -376,6 +376,16 @@ mpi_cuda)
         echo "real GPU: $(grep '^rank' "$TMP/out")"
     fi
     expect_clean ;;
+deadline)
+    # Waits with a deadline (emu_deadline.c): answered "not yet" at the
+    # deadline (plus poll_detect_ns, 60 ns), or when the word changes before it,
+    # or at once when the deadline has passed (lib_call_ns + poll_detect_ns).
+    run -n 2 --timeout 60 -- "$BIN/emu_deadline"
+    expect_rc 0
+    expect_out "rank 0: until +5 us: not yet after 5.060 us"
+    expect_out "rank 0: until +50 us: ok after 10.937 us"
+    expect_out "rank 0: until 1 us (past): not yet after 0.080 us"
+    expect_clean ;;
 cudart_static)
     # The static CUDA runtime cannot be swapped for the emulated one: p2run
     # says what to do instead, and still runs the program.
