@@ -679,6 +679,16 @@ int main(int argc, char **argv)
     datatypes();
     collectives(MPI_COMM_WORLD, "MPI_COMM_WORLD");
     algorithms(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+    if (size >= 10) {
+        /* 13 of 16: a non-power-of-two of at least 8 ranks (Alltoall's Bruck),
+         * with several levels of recursive doubling's forwarding */
+        MPI_Comm most;
+        MPI_Comm_split(MPI_COMM_WORLD, rank < size - 3 ? 0 : MPI_UNDEFINED, rank, &most);
+        if (most != MPI_COMM_NULL) {
+            algorithms(most, "the first size - 3 ranks");
+            MPI_Comm_free(&most);
+        }
+    }
     communicators();
     double t = MPI_Wtime() - t0, tmax;
     MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
