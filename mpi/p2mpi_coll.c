@@ -843,31 +843,28 @@ int MPI_Alltoallv(const void *send, const int scounts[], const int sdispls[], MP
 #define REDSCAT_LONG 524288
 
 /* Reduce-scatter by recursive halving over pof2 ranks (commutative ops):
- * newrank i owns blocks [i] of cnts/disps (elements of t in acc); at each
+ * newrank i owns block i, elements [disps[i], disps[i + 1]) of t in acc; at each
  * step (mask pof2/2 down to 1) a rank keeps the half of its current range
  * that holds its own block, sends the other half to newrank ^ mask and
  * reduces the half it gets into acc. Ends with acc's block newrank reduced
  * over all pof2 ranks. tmp is scratch of acc's size. */
-static void rs_halving(void *acc, void *tmp, MPI_Datatype t, MPI_Op op, const int *cnts,
-                       const int *disps, int pof2, int newrank, int rem, pm_comm *c)
+static void rs_halving(void *acc, void *tmp, MPI_Datatype t, MPI_Op op, const int *disps,
+                       int pof2, int newrank, int rem, pm_comm *c)
 {
     int send_idx = 0, recv_idx = 0, last_idx = pof2;
     for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
         int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-        int send_cnt = 0, recv_cnt = 0;
+        int send_end, recv_end;
         if (newrank < newdst) {
             send_idx = recv_idx + mask;
-            for (int i = send_idx; i < last_idx; i++)
-                send_cnt += cnts[i];
-            for (int i = recv_idx; i < send_idx; i++)
-                recv_cnt += cnts[i];
+            send_end = last_idx;
+            recv_end = send_idx;
         } else {
             recv_idx = send_idx + mask;
-            for (int i = send_idx; i < recv_idx; i++)
-                send_cnt += cnts[i];
-            for (int i = recv_idx; i < last_idx; i++)
-                recv_cnt += cnts[i];
+            send_end = recv_idx;
+            recv_end = last_idx;
         }
+        int send_cnt = disps[send_end] - disps[send_idx], recv_cnt = disps[recv_end] - disps[recv_idx];
         pm_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
                     at(tmp, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
                     MPI_STATUS_IGNORE);
@@ -906,13 +903,11 @@ static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op,
     }
     int newroot = root < 2 * rem ? root / 2 : root - rem;
     if (newrank != -1) {
-        int *cnts = xmalloc(sizeof(int) * (size_t)pof2), *disps = xmalloc(sizeof(int) * (size_t)(pof2 + 1));
+        int *disps = xmalloc(sizeof(int) * (size_t)(pof2 + 1));
         for (int i = 0; i < pof2; i++)
-            cnts[i] = count / pof2 + (i == pof2 - 1 ? count % pof2 : 0);
-        disps[0] = 0;
-        for (int i = 1; i <= pof2; i++)
-            disps[i] = disps[i - 1] + cnts[i - 1];
-        rs_halving(acc, tmp_s, t, op, cnts, disps, pof2, newrank, rem, c);
+            disps[i] = i * (count / pof2);
+        disps[pof2] = count; /* the last block takes the remainder */
+        rs_halving(acc, tmp_s, t, op, disps, pof2, newrank, rem, c);
         /* gather: before step mask each survivor holds the blocks of its
          * aligned run of mask newranks */
         for (int mask = 1; mask < pof2; mask <<= 1) {
@@ -926,7 +921,6 @@ static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op,
             pm_recv(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1,
                     MPI_STATUS_IGNORE);
         }
-        free(cnts);
         free(disps);
     }
     if (root < 2 * rem && root % 2 == 0) {
@@ -958,18 +952,15 @@ static void redscat_halving(void *acc, void *tmp, void *recv, const int counts[]
     } else {
         newrank = rank - rem;
     }
-    int *cnts = xmalloc(sizeof(int) * (size_t)pof2), *disps = xmalloc(sizeof(int) * (size_t)pof2);
-    for (int i = 0; i < pof2; i++) {
-        int first = i < rem ? 2 * i : i + rem; /* the lowest real rank newrank i stands for */
-        cnts[i] = i < rem ? counts[first] + counts[first + 1] : counts[first];
-        disps[i] = displs[first];
-    }
-    rs_halving(acc, tmp, t, op, cnts, disps, pof2, newrank, rem, c);
+    int *disps = xmalloc(sizeof(int) * (size_t)(pof2 + 1));
+    for (int i = 0; i < pof2; i++)
+        disps[i] = displs[i < rem ? 2 * i : i + rem]; /* the lowest real rank newrank i stands for */
+    disps[pof2] = total;
+    rs_halving(acc, tmp, t, op, disps, pof2, newrank, rem, c);
     if (rank < 2 * rem) {
         pm_send(at(acc, t, (size_t)displs[rank - 1]), counts[rank - 1], t, rank - 1, TAG, c, 1);
     }
     pm_local_copy(at(acc, t, (size_t)displs[rank]), counts[rank], t, recv, counts[rank], t);
-    free(cnts);
     free(disps);
 }
 
