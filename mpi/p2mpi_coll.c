@@ -881,7 +881,10 @@ static void rs_halving(void *acc, void *tmp, MPI_Datatype t, MPI_Op op, const in
  * recursive halving leaves newrank i with block i of count / pof2 elements
  * (the last takes the remainder), and a binomial gather towards the root's
  * newrank doubles the contiguous run of blocks each survivor holds at each
- * step. A folded-out root gets the result from its partner. */
+ * step. A folded-out root gets the result from its partner. MPICH pairs the
+ * other way round (odd ranks fold into even ones; halving starts at distance
+ * 1): the same messages and sizes per step between other partners, which
+ * with one IB switch per rail changes no step's path. */
 static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op, int root,
                                 pm_comm *c)
 {
