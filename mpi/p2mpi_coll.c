@@ -881,7 +881,7 @@ static void rs_halving(void *acc, void *tmp, MPI_Datatype t, MPI_Op op, const in
  * recursive halving leaves newrank i with block i of count / pof2 elements
  * (the last takes the remainder), and a binomial gather towards the root's
  * newrank doubles the contiguous run of blocks each survivor holds at each
- * step. A folded-out root gets the result from its partner. MPICH pairs the
+ * step. A folded-out root takes its partner's place in the gather. MPICH pairs the
  * other way round (odd ranks fold into even ones; halving starts at distance
  * 1): the same messages and sizes per step between other partners, which
  * with one IB switch per rail changes no step's path. */
@@ -905,33 +905,40 @@ static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op,
         newrank = rank - rem;
     }
     int newroot = root < 2 * rem ? root / 2 : root - rem;
-    if (newrank != -1) {
-        int *disps = xmalloc(sizeof(int) * (size_t)(pof2 + 1));
-        for (int i = 0; i < pof2; i++)
-            disps[i] = i * (count / pof2);
-        disps[pof2] = count; /* the last block takes the remainder */
+    int root_out = root < 2 * rem && root % 2 == 0; /* folded out: root + 1 stands for it */
+    int *disps = xmalloc(sizeof(int) * (size_t)(pof2 + 1));
+    for (int i = 0; i < pof2; i++)
+        disps[i] = i * (count / pof2);
+    disps[pof2] = count; /* the last block takes the remainder */
+    if (newrank != -1)
         rs_halving(acc, tmp_s, t, op, disps, pof2, newrank, rem, c);
-        /* gather: before step mask each survivor holds the blocks of its
-         * aligned run of mask newranks */
-        for (int mask = 1; mask < pof2; mask <<= 1) {
-            int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-            if ((newrank & mask) != (newroot & mask)) {
-                int lo = newrank & ~(mask - 1);
-                pm_send(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1);
-                break;
-            }
-            int lo = newdst & ~(mask - 1);
-            pm_recv(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1,
-                    MPI_STATUS_IGNORE);
+    /* A folded-out root takes over its partner's role in the gather once it
+     * has the partner's reduced block (MPICH does the same with newrank 0). */
+    if (root_out && rank == root + 1) {
+        pm_send(at(acc, t, (size_t)disps[newroot]), disps[newroot + 1] - disps[newroot], t, root,
+                TAG, c, 1);
+        newrank = -1;
+    } else if (root_out && rank == root) {
+        pm_recv(at(acc, t, (size_t)disps[newroot]), disps[newroot + 1] - disps[newroot], t,
+                root + 1, TAG, c, 1, MPI_STATUS_IGNORE);
+        newrank = newroot;
+    }
+    /* gather: before step mask each survivor holds the blocks of its aligned
+     * run of mask newranks */
+    for (int mask = 1; newrank != -1 && mask < pof2; mask <<= 1) {
+        int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+        if (newdst == newroot && root_out)
+            dst = root;
+        if ((newrank & mask) != (newroot & mask)) {
+            int lo = newrank & ~(mask - 1);
+            pm_send(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1);
+            break;
         }
-        free(disps);
+        int lo = newdst & ~(mask - 1);
+        pm_recv(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1,
+                MPI_STATUS_IGNORE);
     }
-    if (root < 2 * rem && root % 2 == 0) {
-        if (rank == root + 1)
-            pm_send(acc, count, t, root, TAG, c, 1);
-        else if (rank == root)
-            pm_recv(acc, count, t, root + 1, TAG, c, 1, MPI_STATUS_IGNORE);
-    }
+    free(disps);
     free(tmp);
 }
 
