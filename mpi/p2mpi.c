@@ -322,8 +322,10 @@ void pm_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, i
     pack(src, scount, stype, tmp, n);
     unpack(tmp, n, dst, rcount, rtype);
     free(tmp);
-    pm_charge((uint64_t)((double)n * 1000.0 / E.rt->mpi_copy_gbps));
+    pm_charge_copy(n);
 }
+
+void pm_charge_copy(size_t n) { pm_charge((uint64_t)((double)n * 1000.0 / E.rt->mpi_copy_gbps)); }
 
 /* ---- The HCA ------------------------------------------------------------------ */
 

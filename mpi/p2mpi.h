@@ -73,6 +73,9 @@ void *pm_type_buffer(MPI_Datatype t, int count, void **shifted);
 /* Copies count elements of stype at src into rcount of rtype at dst (local). */
 void pm_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, int rcount,
                    MPI_Datatype rtype);
+/* Charges a local copy of n bytes (mpi_copy_gbps), as pm_local_copy does:
+ * for collectives that move blocks with memcpy (Bruck's packing, rotations). */
+void pm_charge_copy(size_t n);
 /* Collectives the layer itself needs (communicator creation). */
 void pm_coll_barrier(pm_comm *c);
 void pm_coll_allreduce_int_max(const int *mine, int *out, pm_comm *c);

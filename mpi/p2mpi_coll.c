@@ -8,18 +8,26 @@
  *   Barrier        dissemination: ceil(log2 p) rounds of 0-byte messages
  *   Bcast          binomial tree up to mpi_eager_bytes; above, scatter
  *                  (binomial) + ring allgather (van de Geijn)
- *   Reduce         binomial tree (non-commutative ops: to rank 0 in rank
- *                  order, then to the root)
+ *   Reduce         Rabenseifner (reduce-scatter by recursive halving +
+ *                  binomial gather) above 2 KiB for commutative ops with
+ *                  count >= pof2; binomial tree otherwise (non-commutative
+ *                  ops: to rank 0 in rank order, then to the root)
  *   Allreduce      recursive doubling (extra ranks of a non-power-of-two
  *                  folded into their neighbours first) up to 2 KiB;
  *                  Rabenseifner (reduce-scatter + allgather) above, for
  *                  commutative ops
  *   Gather/Scatter binomial tree over packed blocks
- *   Allgather      recursive doubling for a power of two, ring otherwise
- *   Alltoall       every isend/irecv posted at once up to 32 KiB blocks
- *                  (in (rank + i) order), pairwise exchange above
+ *   Allgather      recursive doubling for a power of two below 512 KiB in
+ *                  all; Bruck for other sizes of communicator below 80 KiB;
+ *                  ring otherwise
+ *   Alltoall       Bruck for blocks up to 256 B at 8 ranks or more; every
+ *                  isend/irecv posted at once up to 32 KiB blocks (in
+ *                  (rank + i) order), pairwise exchange above
  *   Gatherv/Scatterv linear; Allgatherv ring; Alltoallv isend/irecv
- *   Reduce_scatter(_block)  Reduce to rank 0, then Scatterv
+ *   Reduce_scatter(_block)  commutative ops: recursive halving below 512 KiB
+ *                  in all, pairwise exchange above; non-commutative: MPICH's
+ *                  bit-reversed halving for a power of two with equal
+ *                  blocks, recursive doubling otherwise
  *   Scan/Exscan    recursive doubling
  *
  *   Data is packed to bytes (PMPI_Pack for derived types) where it only moves;
@@ -420,17 +428,52 @@ static void scatter_bytes(const void *all, size_t blk, void *mine, int root, pm_
 
 /* ---- Allgather (bytes) ------------------------------------------------------------ */
 
+/* MPICH's (and MVAPICH2 2.x's inter-node) allgather thresholds, on the total
+ * gathered bytes (MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE, _LONG_MSG_SIZE). */
+#define ALLGATHER_SHORT 81920
+#define ALLGATHER_LONG 524288
+
+/* Bruck: ceil(log2 p) steps; at step k each rank sends the 2^k blocks it has
+ * to rank - 2^k and gets 2^k more from rank + 2^k (the last step only the
+ * blocks still missing). Block i of tmp is rank + i's, so a final rotation
+ * (a real local copy, charged) puts them in rank order. */
+static void allgather_bruck(char *all, size_t blk, pm_comm *c)
+{
+    int p = c->size, rank = c->rank;
+    char *tmp = xmalloc(blk * (size_t)p);
+    memcpy(tmp, all + (size_t)rank * blk, blk);
+    int have = 1;
+    while (have < p) {
+        int n = have <= p - have ? have : p - have;
+        int dst = (rank - have + p) % p, src = (rank + have) % p;
+        bsendrecv(tmp, (size_t)n * blk, dst, tmp + (size_t)have * blk, (size_t)n * blk, src, c);
+        have += n;
+    }
+    /* tmp[i] is rank + i's block: rotate down by rank */
+    size_t hi = (size_t)(p - rank) * blk, lo = (size_t)rank * blk;
+    pm_local_copy(tmp, (int)hi, MPI_BYTE, all + lo, (int)hi, MPI_BYTE);
+    pm_local_copy(tmp + hi, (int)lo, MPI_BYTE, all, (int)lo, MPI_BYTE);
+    free(tmp);
+}
+
 /* all holds p blocks of blk bytes; this rank's is in place. */
 static void allgather_bytes(char *all, size_t blk, pm_comm *c)
 {
     int p = c->size, rank = c->rank;
-    if ((p & (p - 1)) == 0) {
+    size_t total = blk * (size_t)p;
+    if (p == 1)
+        return;
+    if ((p & (p - 1)) == 0 && total < ALLGATHER_LONG) {
         for (int mask = 1; mask < p; mask <<= 1) {
             int dst = rank ^ mask;
             size_t mine = (size_t)(rank & ~(mask - 1)), theirs = (size_t)(dst & ~(mask - 1));
             bsendrecv(all + mine * blk, (size_t)mask * blk, dst, all + theirs * blk,
                       (size_t)mask * blk, dst, c);
         }
+        return;
+    }
+    if ((p & (p - 1)) != 0 && total < ALLGATHER_SHORT) {
+        allgather_bruck(all, blk, c);
         return;
     }
     int left = (rank - 1 + p) % p, right = (rank + 1) % p;
@@ -493,6 +536,12 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     END();
 }
 
+/* MPICH's (MVAPICH2 2.x's inter-node) switch to Rabenseifner's reduce
+ * (MPIR_CVAR_REDUCE_SHORT_MSG_SIZE): above 2 KiB, commutative op, count >= pof2. */
+#define REDUCE_SHORT 2048
+static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op, int root,
+                                pm_comm *c);
+
 int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, int root,
                MPI_Comm comm)
 {
@@ -501,7 +550,11 @@ int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_O
     void *acc_s;
     void *acc = pm_type_buffer(type, count, &acc_s);
     pm_local_copy(send == MPI_IN_PLACE ? recv : send, count, type, acc_s, count, type);
-    reduce_binomial(acc_s, count, type, op, root, c);
+    if (c->size > 1 && pm_type_size(type) * (size_t)count > REDUCE_SHORT && commutative(op) &&
+        count >= pof2_below(c->size))
+        reduce_rabenseifner(acc_s, count, type, op, root, c);
+    else
+        reduce_binomial(acc_s, count, type, op, root, c);
     if (c->rank == root)
         pm_local_copy(acc_s, count, type, recv, count, type);
     free(acc);
@@ -577,9 +630,56 @@ int MPI_Allgather(const void *send, int scount, MPI_Datatype stype, void *recv, 
     END();
 }
 
+/* MPICH's alltoall thresholds: one block's bytes <= MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE
+ * (256) with at least 8 ranks takes Bruck; <= _MEDIUM_MSG_SIZE (32 KiB) the
+ * isend/irecv burst; pairwise above. */
+#define ALLTOALL_BRUCK 256
+#define ALLTOALL_BRUCK_MIN_RANKS 8
+
+/* Bruck: tmp[i] starts as the block for rank + i; at step k the blocks whose
+ * index has bit k set go (packed into one message) to rank + 2^k and are
+ * replaced by the same indices from rank - 2^k, so tmp[i] ends as the block
+ * from rank - i. Rotations and packing are real local copies, charged. */
+static void alltoall_bruck(const char *sb, char *rb, size_t blk, pm_comm *c)
+{
+    int p = c->size, rank = c->rank;
+    char *tmp = xmalloc(blk * (size_t)p), *out = xmalloc(blk * (size_t)p),
+         *in = xmalloc(blk * (size_t)p);
+    size_t hi = (size_t)(p - rank) * blk, lo = (size_t)rank * blk;
+    pm_local_copy(sb + lo, (int)hi, MPI_BYTE, tmp, (int)hi, MPI_BYTE);
+    pm_local_copy(sb, (int)lo, MPI_BYTE, tmp + hi, (int)lo, MPI_BYTE);
+    for (int bit = 1; bit < p; bit <<= 1) {
+        size_t n = 0;
+        for (int i = 0; i < p; i++)
+            if (i & bit) {
+                memcpy(out + n, tmp + (size_t)i * blk, blk);
+                n += blk;
+            }
+        pm_charge_copy(n); /* MPICH packs the blocks into one buffer */
+        bsendrecv(out, n, (rank + bit) % p, in, n, (rank - bit + p) % p, c);
+        n = 0;
+        for (int i = 0; i < p; i++)
+            if (i & bit) {
+                memcpy(tmp + (size_t)i * blk, in + n, blk);
+                n += blk;
+            }
+        pm_charge_copy(n);
+    }
+    for (int i = 0; i < p; i++)
+        memcpy(rb + (size_t)((rank - i + p) % p) * blk, tmp + (size_t)i * blk, blk);
+    pm_charge_copy(blk * (size_t)p);
+    free(tmp);
+    free(out);
+    free(in);
+}
+
 static void alltoall_bytes(const char *sb, char *rb, size_t blk, pm_comm *c)
 {
     int p = c->size, rank = c->rank;
+    if (blk <= ALLTOALL_BRUCK && p >= ALLTOALL_BRUCK_MIN_RANKS) {
+        alltoall_bruck(sb, rb, blk, c);
+        return;
+    }
     memcpy(rb + (size_t)rank * blk, sb + (size_t)rank * blk, blk);
     if (blk <= ALLTOALL_SHORT) {
         MPI_Request *r = xmalloc(sizeof(MPI_Request) * 2 * (size_t)p);
@@ -736,32 +836,321 @@ int MPI_Alltoallv(const void *send, const int scounts[], const int sdispls[], MP
     END();
 }
 
-/* Reduce to rank 0, then Scatterv of the pieces. */
+/* ---- Reduce_scatter (typed) ---------------------------------------------------------- */
+
+/* MPICH's (MVAPICH2 2.x's) switch on the total bytes for commutative ops
+ * (MPIR_CVAR_REDSCAT_COMMUTATIVE_LONG_MSG_SIZE). */
+#define REDSCAT_LONG 524288
+
+/* Reduce-scatter by recursive halving over pof2 ranks (commutative ops):
+ * newrank i owns block i, elements [disps[i], disps[i + 1]) of t in acc; at each
+ * step (mask pof2/2 down to 1) a rank keeps the half of its current range
+ * that holds its own block, sends the other half to newrank ^ mask and
+ * reduces the half it gets into acc. Ends with acc's block newrank reduced
+ * over all pof2 ranks. tmp is scratch of acc's size. */
+static void rs_halving(void *acc, void *tmp, MPI_Datatype t, MPI_Op op, const int *disps,
+                       int pof2, int newrank, int rem, pm_comm *c)
+{
+    int send_idx = 0, recv_idx = 0, last_idx = pof2;
+    for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
+        int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+        int send_end, recv_end;
+        if (newrank < newdst) {
+            send_idx = recv_idx + mask;
+            send_end = last_idx;
+            recv_end = send_idx;
+        } else {
+            recv_idx = send_idx + mask;
+            send_end = recv_idx;
+            recv_end = last_idx;
+        }
+        int send_cnt = disps[send_end] - disps[send_idx], recv_cnt = disps[recv_end] - disps[recv_idx];
+        pm_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
+                    at(tmp, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
+                    MPI_STATUS_IGNORE);
+        PMPI_Reduce_local(at(tmp, t, (size_t)disps[recv_idx]), at(acc, t, (size_t)disps[recv_idx]),
+                          recv_cnt, t, op);
+        send_idx = recv_idx;
+        last_idx = recv_idx + mask;
+    }
+}
+
+/* Rabenseifner's reduce (MPICH's "reduce-scatter + gather", commutative ops,
+ * above REDUCE_SHORT bytes and at least pof2 elements): the extra ranks of a
+ * non-power-of-two fold in as in the allreduce, a reduce-scatter by
+ * recursive halving leaves newrank i with block i of count / pof2 elements
+ * (the last takes the remainder), and a binomial gather towards the root's
+ * newrank doubles the contiguous run of blocks each survivor holds at each
+ * step. A folded-out root takes its partner's place in the gather. MPICH pairs the
+ * other way round (odd ranks fold into even ones; halving starts at distance
+ * 1): the same messages and sizes per step between other partners, which
+ * with one IB switch per rail changes no step's path. */
+static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op, int root,
+                                pm_comm *c)
+{
+    int p = c->size, rank = c->rank;
+    int pof2 = pof2_below(p), rem = p - pof2, newrank;
+    void *tmp_s;
+    void *tmp = pm_type_buffer(t, count, &tmp_s);
+    if (rank < 2 * rem) {
+        if (rank % 2 == 0) {
+            pm_send(acc, count, t, rank + 1, TAG, c, 1);
+            newrank = -1;
+        } else {
+            pm_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
+            PMPI_Reduce_local(tmp_s, acc, count, t, op);
+            newrank = rank / 2;
+        }
+    } else {
+        newrank = rank - rem;
+    }
+    int newroot = root < 2 * rem ? root / 2 : root - rem;
+    int root_out = root < 2 * rem && root % 2 == 0; /* folded out: root + 1 stands for it */
+    int *disps = xmalloc(sizeof(int) * (size_t)(pof2 + 1));
+    for (int i = 0; i < pof2; i++)
+        disps[i] = i * (count / pof2);
+    disps[pof2] = count; /* the last block takes the remainder */
+    if (newrank != -1)
+        rs_halving(acc, tmp_s, t, op, disps, pof2, newrank, rem, c);
+    /* A folded-out root takes over its partner's role in the gather once it
+     * has the partner's reduced block (MPICH does the same with newrank 0). */
+    if (root_out && rank == root + 1) {
+        pm_send(at(acc, t, (size_t)disps[newroot]), disps[newroot + 1] - disps[newroot], t, root,
+                TAG, c, 1);
+        newrank = -1;
+    } else if (root_out && rank == root) {
+        pm_recv(at(acc, t, (size_t)disps[newroot]), disps[newroot + 1] - disps[newroot], t,
+                root + 1, TAG, c, 1, MPI_STATUS_IGNORE);
+        newrank = newroot;
+    }
+    /* gather: before step mask each survivor holds the blocks of its aligned
+     * run of mask newranks */
+    for (int mask = 1; newrank != -1 && mask < pof2; mask <<= 1) {
+        int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+        if (newdst == newroot && root_out)
+            dst = root;
+        if ((newrank & mask) != (newroot & mask)) {
+            int lo = newrank & ~(mask - 1);
+            pm_send(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1);
+            break;
+        }
+        int lo = newdst & ~(mask - 1);
+        pm_recv(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1,
+                MPI_STATUS_IGNORE);
+    }
+    free(disps);
+    free(tmp);
+}
+
+/* Commutative, total below REDSCAT_LONG. Non-power-of-two: the first 2 * rem
+ * ranks pair up, the even one hands its whole vector to the odd one, which
+ * stands for both in the halving and hands the even one its block at the end. */
+static void redscat_halving(void *acc, void *tmp, void *recv, const int counts[],
+                            const int displs[], MPI_Datatype t, MPI_Op op, pm_comm *c)
+{
+    int p = c->size, rank = c->rank, total = displs[p - 1] + counts[p - 1];
+    int pof2 = pof2_below(p), rem = p - pof2, newrank;
+    if (rank < 2 * rem) {
+        if (rank % 2 == 0) {
+            pm_send(acc, total, t, rank + 1, TAG, c, 1);
+            pm_recv(recv, counts[rank], t, rank + 1, TAG, c, 1, MPI_STATUS_IGNORE);
+            return;
+        }
+        pm_recv(tmp, total, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
+        PMPI_Reduce_local(tmp, acc, total, t, op);
+        newrank = rank / 2;
+    } else {
+        newrank = rank - rem;
+    }
+    int *disps = xmalloc(sizeof(int) * (size_t)(pof2 + 1));
+    for (int i = 0; i < pof2; i++)
+        disps[i] = displs[i < rem ? 2 * i : i + rem]; /* the lowest real rank newrank i stands for */
+    disps[pof2] = total;
+    rs_halving(acc, tmp, t, op, disps, pof2, newrank, rem, c);
+    if (rank < 2 * rem) {
+        pm_send(at(acc, t, (size_t)displs[rank - 1]), counts[rank - 1], t, rank - 1, TAG, c, 1);
+    }
+    pm_local_copy(at(acc, t, (size_t)displs[rank]), counts[rank], t, recv, counts[rank], t);
+    free(disps);
+}
+
+/* Commutative, total at or above REDSCAT_LONG: p - 1 steps; at step i a rank
+ * sends its input's block for rank + i straight to it and reduces the block
+ * it gets from rank - i into its own. With MPI_IN_PLACE (in == recv) the
+ * result builds up in the input's own block, which is never sent, and moves
+ * to the front at the end. */
+static void redscat_pairwise(const void *in, void *tmp, void *recv, const int counts[],
+                             const int displs[], MPI_Datatype t, MPI_Op op, pm_comm *c)
+{
+    int p = c->size, rank = c->rank;
+    void *res = recv;
+    if (in == recv)
+        res = at(recv, t, (size_t)displs[rank]);
+    else
+        pm_local_copy(at(in, t, (size_t)displs[rank]), counts[rank], t, recv, counts[rank], t);
+    for (int i = 1; i < p; i++) {
+        int dst = (rank + i) % p, src = (rank - i + p) % p;
+        pm_sendrecv(at(in, t, (size_t)displs[dst]), counts[dst], t, dst, TAG, tmp, counts[rank], t,
+                    src, TAG, c, 1, MPI_STATUS_IGNORE);
+        PMPI_Reduce_local(tmp, res, counts[rank], t, op);
+    }
+    if (res != recv)
+        pm_local_copy(res, counts[rank], t, recv, counts[rank], t);
+}
+
+/* Non-commutative, power of two, equal blocks (MPICH's "noncomm" variant):
+ * the blocks are laid out in bit-reversed order so that recursive halving
+ * with partners rank ^ 1, ^ 2, ... keeps each step's partial result a
+ * reduction over a contiguous run of ranks, combined in rank order. Two
+ * buffers alternate as input and output. */
+static int mirror(int x, int bits)
+{
+    int r = 0;
+    for (int i = 0; i < bits; i++)
+        if (x & (1 << i))
+            r |= 1 << (bits - 1 - i);
+    return r;
+}
+
+static void redscat_noncomm(const void *in, void *tmp, void *recv, int blkcnt, MPI_Datatype t,
+                            MPI_Op op, pm_comm *c)
+{
+    int p = c->size, rank = c->rank, bits = 0;
+    while ((1 << bits) < p)
+        bits++;
+    void *b0_s, *b0 = pm_type_buffer(t, blkcnt * p, &b0_s);
+    void *bufs[2] = {b0_s, tmp};
+    for (int i = 0; i < p; i++)
+        pm_local_copy(at(in, t, (size_t)i * (size_t)blkcnt), blkcnt, t,
+                      at(b0_s, t, (size_t)mirror(i, bits) * (size_t)blkcnt), blkcnt, t);
+    int inout = 0; /* bufs[inout] holds this rank's partial result */
+    size_t send_off = 0, recv_off = 0, size = (size_t)blkcnt * (size_t)p;
+    for (int k = 0; k < bits; k++) {
+        void *out = bufs[inout], *in = bufs[!inout];
+        int peer = rank ^ (1 << k);
+        size /= 2;
+        if (rank > peer)
+            recv_off += size; /* keep the top half */
+        else
+            send_off += size;
+        pm_sendrecv(at(out, t, send_off), (int)size, t, peer, TAG, at(in, t, recv_off), (int)size, t,
+                    peer, TAG, c, 1, MPI_STATUS_IGNORE);
+        if (rank > peer) {
+            PMPI_Reduce_local(at(in, t, recv_off), at(out, t, recv_off), (int)size, t, op);
+        } else {
+            PMPI_Reduce_local(at(out, t, recv_off), at(in, t, recv_off), (int)size, t, op);
+            inout = !inout;
+        }
+        send_off = recv_off;
+    }
+    pm_local_copy(at(bufs[inout], t, recv_off), (int)size, t, recv, (int)size, t);
+    free(b0);
+}
+
+/* An indexed type of two runs of t: [0, a) and [b, total) in elements. */
+static MPI_Datatype two_runs(int a, int b, int total, MPI_Datatype t)
+{
+    MPI_Datatype nt;
+    int lens[2] = {a, total - b}, disps[2] = {0, b};
+    PMPI_Type_indexed(2, lens, disps, t, &nt);
+    PMPI_Type_commit(&nt);
+    return nt;
+}
+
+/* Non-commutative otherwise (MPICH's recursive doubling): at step mask a rank
+ * swaps with rank ^ mask everything but the blocks of its own subtree of
+ * size mask (it receives all but the partner's subtree's) and combines in
+ * subtree order. With a non-power-of-two the ranks whose partner does not
+ * exist get the partner subtree's data from a rank of their own subtree
+ * that has it, down a binomial tree. acc is the rank's full vector. */
+static void redscat_doubling(void *acc, void *tmp, void *recv, const int counts[],
+                             const int displs[], MPI_Datatype t, MPI_Op op, pm_comm *c)
+{
+    int p = c->size, rank = c->rank, total = displs[p - 1] + counts[p - 1];
+#define DISP(r) ((r) < p ? displs[r] : total)
+    for (int mask = 1, i = 0; mask < p; mask <<= 1, i++) {
+        int dst = rank ^ mask;
+        int dst_root = dst >> i << i, my_root = rank >> i << i;
+        int s_a = DISP(my_root), s_b = DISP(my_root + mask);
+        int r_a = DISP(dst_root), r_b = DISP(dst_root + mask);
+        MPI_Datatype st = two_runs(s_a, s_b, total, t), rt = two_runs(r_a, r_b, total, t);
+        int got = 0;
+        if (dst < p) {
+            pm_sendrecv(acc, 1, st, dst, TAG, tmp, 1, rt, dst, TAG, c, 1, MPI_STATUS_IGNORE);
+            got = 1;
+        }
+        if (dst_root + mask > p) {
+            /* ranks [my_root, my_root + done) have the partner subtree's data */
+            int done = p - my_root - mask, k = 0;
+            for (int j = mask; j > 1; j >>= 1)
+                k++;
+            for (int m = mask >> 1; m > 0; m >>= 1, k--) {
+                int d = rank ^ m, root = rank >> k << k;
+                if (d > rank && rank < root + done && d >= root + done && d < p)
+                    pm_send(tmp, 1, rt, d, TAG, c, 1);
+                else if (d < rank && d < root + done && rank >= root + done) {
+                    pm_recv(tmp, 1, rt, d, TAG, c, 1, MPI_STATUS_IGNORE);
+                    got = 1;
+                }
+            }
+        }
+        if (got) {
+            if (dst_root < my_root) { /* theirs are the lower ranks: acc = tmp op acc */
+                PMPI_Reduce_local(tmp, acc, r_a, t, op);
+                PMPI_Reduce_local(at(tmp, t, (size_t)r_b), at(acc, t, (size_t)r_b), total - r_b, t, op);
+            } else {
+                PMPI_Reduce_local(acc, tmp, r_a, t, op);
+                PMPI_Reduce_local(at(acc, t, (size_t)r_b), at(tmp, t, (size_t)r_b), total - r_b, t, op);
+                pm_local_copy(tmp, 1, rt, acc, 1, rt);
+            }
+        }
+        PMPI_Type_free(&st);
+        PMPI_Type_free(&rt);
+    }
+#undef DISP
+    pm_local_copy(at(acc, t, (size_t)displs[rank]), counts[rank], t, recv, counts[rank], t);
+}
+
+/* MPICH's selection (MVAPICH2 2.x inter-node): commutative ops by recursive
+ * halving below REDSCAT_LONG total bytes, pairwise exchange at or above;
+ * non-commutative ops by the bit-reversed halving for a power of two with
+ * equal blocks, recursive doubling otherwise. */
 static void reduce_scatter(const void *send, void *recv, const int counts[], MPI_Datatype t,
                            MPI_Op op, pm_comm *c)
 {
-    int p = c->size, total = 0;
+    int p = c->size, total = 0, regular = 1;
     int *displs = xmalloc(sizeof(int) * (size_t)p);
     for (int i = 0; i < p; i++) {
+        if (counts[i] < 0)
+            pm_fatal("recvcounts[%d] is %d (MPI_ERR_COUNT)", i, counts[i]);
         displs[i] = total;
         total += counts[i];
+        regular &= counts[i] == counts[0];
     }
-    void *acc_s;
-    void *acc = pm_type_buffer(t, total, &acc_s);
-    pm_local_copy(send == MPI_IN_PLACE ? recv : send, total, t, acc_s, total, t);
-    reduce_binomial(acc_s, total, t, op, 0, c);
-    if (c->rank == 0) {
-        MPI_Request *r = xmalloc(sizeof(MPI_Request) * (size_t)p);
-        r[0] = MPI_REQUEST_NULL;
-        for (int i = 1; i < p; i++)
-            pm_isend(at(acc_s, t, (size_t)displs[i]), counts[i], t, i, TAG, c, 1, 0, &r[i]);
-        pm_local_copy(acc_s, counts[0], t, recv, counts[0], t);
-        pm_waitall(p, r, MPI_STATUSES_IGNORE);
-        free(r);
+    const void *in = send == MPI_IN_PLACE ? recv : send;
+    if (p == 1) {
+        if (send != MPI_IN_PLACE)
+            pm_local_copy(in, total, t, recv, total, t);
+        free(displs);
+        return;
+    }
+    void *tmp_s, *acc_s;
+    void *tmp = pm_type_buffer(t, total, &tmp_s), *acc = NULL;
+    int cm = commutative(op);
+    if (cm && pm_type_size(t) * (size_t)total >= REDSCAT_LONG) {
+        redscat_pairwise(in, tmp_s, recv, counts, displs, t, op, c);
+    } else if (!cm && (p & (p - 1)) == 0 && regular) {
+        redscat_noncomm(in, tmp_s, recv, counts[0], t, op, c);
     } else {
-        pm_recv(recv, counts[c->rank], t, 0, TAG, c, 1, MPI_STATUS_IGNORE);
+        acc = pm_type_buffer(t, total, &acc_s);
+        pm_local_copy(in, total, t, acc_s, total, t);
+        if (cm)
+            redscat_halving(acc_s, tmp_s, recv, counts, displs, t, op, c);
+        else
+            redscat_doubling(acc_s, tmp_s, recv, counts, displs, t, op, c);
     }
     free(acc);
+    free(tmp);
     free(displs);
 }
 

@@ -235,6 +235,214 @@ static void matmul(void *in, void *inout, int *len, MPI_Datatype *t)
     }
 }
 
+/* A non-commutative op on 2x2 matrices of unsigned long (wrapping, so long
+ * products stay defined): inout = in * inout. */
+static void umatmul(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    unsigned long *a = in, *b = inout;
+    for (int k = 0; k < *len; k++, a += 4, b += 4) {
+        unsigned long c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                              a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+        memcpy(b, c, sizeof c);
+    }
+}
+
+/* A commutative user op: element-wise max of longs over any contiguous type. */
+static void lmax(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    int sz;
+    MPI_Type_size(*t, &sz);
+    long *a = in, *b = inout;
+    for (long k = 0; k < (long)*len * sz / (long)sizeof(long); k++)
+        if (a[k] > b[k])
+            b[k] = a[k];
+}
+
+/* rank r's matrix for element j */
+static void umat(int r, int j, unsigned long m[4])
+{
+    m[0] = (unsigned long)r + 2, m[1] = (unsigned long)(j % 5) + 1, m[2] = 1, m[3] = (unsigned long)(j % 3);
+}
+
+/* The product over ranks 0..p-1 in order of umat(r, j). */
+static void uexpect(int p, int j, unsigned long e[4])
+{
+    e[0] = 1, e[1] = 0, e[2] = 0, e[3] = 1;
+    for (int r = 0; r < p; r++) {
+        unsigned long m[4];
+        umat(r, j, m);
+        umatmul(e, m, &(int){1}, NULL); /* m = e * m */
+        memcpy(e, m, sizeof m);
+    }
+}
+
+/* Each collective algorithm the layer selects, on both sides of each MPICH
+ * threshold (README.md's table): Reduce_scatter(_block) by recursive halving
+ * (< 512 KiB total), pairwise (>= 512 KiB), the non-commutative halving
+ * (power of two, equal blocks) and recursive doubling (otherwise);
+ * Allgather by recursive doubling, Bruck and ring (81920 / 524288 B total);
+ * Alltoall by Bruck (<= 256 B blocks at >= 8 ranks), isend/irecv and
+ * pairwise; Reduce by Rabenseifner (> 2 KiB, count >= pof2) and binomial,
+ * every root. MPI_IN_PLACE where MPI allows it. */
+static void algorithms(MPI_Comm comm, const char *name)
+{
+    int me, p, pof2 = 1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &p);
+    while (pof2 * 2 <= p)
+        pof2 *= 2;
+    /* Reduce_scatter_block / Reduce_scatter, commutative: n ints per rank just
+     * below and just above 512 KiB in all, and odd irregular counts */
+    int below = 131072 / p - 1, above = 131072 / p + 5;
+    for (int n = below; n <= above; n += above - below) {
+        int *v = malloc(sizeof(int) * (size_t)n * (size_t)p), *r = malloc(sizeof(int) * (size_t)n);
+        for (int i = 0; i < n * p; i++)
+            v[i] = i * 3 + me;
+        MPI_Reduce_scatter_block(v, r, n, MPI_INT, MPI_SUM, comm);
+        for (int i = 0; i < n; i++)
+            CHECK(r[i] == p * ((me * n + i) * 3) + p * (p - 1) / 2);
+        int *counts = malloc(sizeof(int) * (size_t)p);
+        for (int q = 0; q < p; q++)
+            counts[q] = n - (q % 3) * 2; /* odd, irregular, total still on its side */
+        int off = 0;
+        for (int q = 0; q < me; q++)
+            off += counts[q];
+        MPI_Reduce_scatter(MPI_IN_PLACE, v, counts, MPI_INT, MPI_MAX, comm);
+        for (int i = 0; i < counts[me]; i++)
+            CHECK(v[i] == (off + i) * 3 + p - 1);
+        free(counts);
+        free(v);
+        free(r);
+    }
+    /* non-commutative: equal blocks (the bit-reversed halving at a power of
+     * two, recursive doubling otherwise) and irregular counts (doubling) */
+    MPI_Op uop;
+    MPI_Op_create(umatmul, 0, &uop);
+    MPI_Datatype m4;
+    MPI_Type_contiguous(4, MPI_UNSIGNED_LONG, &m4);
+    MPI_Type_commit(&m4);
+    for (int irregular = 0; irregular <= 1; irregular++) {
+        int *counts = malloc(sizeof(int) * (size_t)p), total = 0, off = 0;
+        for (int q = 0; q < p; q++) {
+            counts[q] = irregular ? q % 3 + 1 : 3;
+            if (q < me)
+                off += counts[q];
+            total += counts[q];
+        }
+        unsigned long *v = malloc(sizeof(unsigned long) * 4 * (size_t)total);
+        unsigned long *r = malloc(sizeof(unsigned long) * 4 * (size_t)counts[me]);
+        for (int j = 0; j < total; j++)
+            umat(me, j, v + 4 * j);
+        if (irregular)
+            MPI_Reduce_scatter(v, r, counts, m4, uop, comm);
+        else
+            MPI_Reduce_scatter_block(v, r, 3, m4, uop, comm);
+        for (int i = 0; i < counts[me]; i++) {
+            unsigned long e[4];
+            uexpect(p, off + i, e);
+            CHECK(memcmp(r + 4 * i, e, sizeof e) == 0);
+        }
+        /* in place */
+        MPI_Reduce_scatter(MPI_IN_PLACE, v, counts, m4, uop, comm);
+        for (int i = 0; i < counts[me]; i++) {
+            unsigned long e[4];
+            uexpect(p, off + i, e);
+            CHECK(memcmp(v + 4 * i, e, sizeof e) == 0);
+        }
+        free(v);
+        free(r);
+        free(counts);
+    }
+    /* Reduce: longs, 2048 B (binomial) and 2056 B (Rabenseifner), an odd
+     * count (1001, not a multiple of pof2), every root, in place at the
+     * root; then a 2400-byte type with count < pof2 (binomial; a commutative
+     * user op, as Open MPI's MPI_MAX refuses derived types) */
+    int rn[] = {256, 257, 1001};
+    for (int k = 0; k < 3; k++) {
+        int n = rn[k];
+        long *v = malloc(sizeof(long) * (size_t)n), *out = malloc(sizeof(long) * (size_t)n);
+        for (int root = 0; root < p; root++) {
+            for (int i = 0; i < n; i++)
+                v[i] = (long)me * 1000 + i + root;
+            if (me == root && root % 2) {
+                memcpy(out, v, sizeof(long) * (size_t)n);
+                MPI_Reduce(MPI_IN_PLACE, out, n, MPI_LONG, MPI_SUM, root, comm);
+            } else {
+                MPI_Reduce(v, out, n, MPI_LONG, MPI_SUM, root, comm);
+            }
+            if (me == root)
+                for (int i = 0; i < n; i++)
+                    CHECK(out[i] == (long)p * (p - 1) / 2 * 1000 + (long)p * (i + root));
+        }
+        free(v);
+        free(out);
+    }
+    MPI_Datatype big;
+    MPI_Type_contiguous(300, MPI_LONG, &big);
+    MPI_Type_commit(&big);
+    long *bv = malloc(sizeof(long) * 300 * 3), *bo = malloc(sizeof(long) * 300 * 3);
+    for (int i = 0; i < 900; i++)
+        bv[i] = me + i;
+    int bc = pof2 > 1 ? pof2 - 1 : 1;
+    MPI_Op maxop;
+    MPI_Op_create(lmax, 1, &maxop);
+    MPI_Reduce(bv, bo, bc > 3 ? 3 : bc, big, maxop, p - 1, comm);
+    MPI_Op_free(&maxop);
+    if (me == p - 1)
+        for (int i = 0; i < 300 * (bc > 3 ? 3 : bc); i++)
+            CHECK(bo[i] == p - 1 + i);
+    free(bv);
+    free(bo);
+    /* Allgather: bytes per rank so the total lies just below and above
+     * 81920 and 524288; in place for odd sizes */
+    int ag[] = {1, 81919 / p, 81920 / p + 1, 524287 / p, 524288 / p + 1};
+    for (int k = 0; k < 5; k++) {
+        int n = ag[k];
+        unsigned char *all = malloc((size_t)n * (size_t)p);
+        memset(all, 0, (size_t)n * (size_t)p);
+        if (n % 2) {
+            fill(all + (size_t)me * (size_t)n, (size_t)n, me, 21);
+            MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, n, MPI_BYTE, comm);
+        } else {
+            unsigned char *mine = malloc((size_t)n);
+            fill(mine, (size_t)n, me, 21);
+            MPI_Allgather(mine, n, MPI_BYTE, all, n, MPI_BYTE, comm);
+            free(mine);
+        }
+        for (int q = 0; q < p; q++)
+            CHECK(ok(all + (size_t)q * (size_t)n, (size_t)n, q, 21));
+        free(all);
+    }
+    /* Alltoall: blocks of 1, 255, 256, 257 (Bruck up to 256 at >= 8 ranks),
+     * 32768, 32769 bytes (isend/irecv, then pairwise); in place at 257 */
+    int aa[] = {1, 255, 256, 257, 32768, 32769};
+    for (int k = 0; k < 6; k++) {
+        size_t n = (size_t)aa[k];
+        unsigned char *sb = malloc(n * (size_t)p), *rb = malloc(n * (size_t)p);
+        for (int q = 0; q < p; q++)
+            fill(sb + (size_t)q * n, n, me * 16 + q, 22);
+        memset(rb, 0, n * (size_t)p);
+        if (n == 257)
+            MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sb, (int)n, MPI_BYTE, comm);
+        else
+            MPI_Alltoall(sb, (int)n, MPI_BYTE, rb, (int)n, MPI_BYTE, comm);
+        unsigned char *got = n == 257 ? sb : rb;
+        for (int q = 0; q < p; q++)
+            CHECK(ok(got + (size_t)q * n, n, q * 16 + me, 22));
+        free(sb);
+        free(rb);
+    }
+    MPI_Type_free(&big);
+    MPI_Type_free(&m4);
+    MPI_Op_free(&uop);
+    if (me == 0)
+        printf("collective algorithms on %s (%d ranks): Reduce_scatter(_block) halving, pairwise, "
+               "non-commutative halving and doubling, in place; Allgather recursive doubling, "
+               "Bruck, ring; Alltoall Bruck, isend/irecv, pairwise; Reduce Rabenseifner and "
+               "binomial, every root: ok\n", name, p);
+}
+
 static void collectives(MPI_Comm comm, const char *name)
 {
     int me, p;
@@ -423,6 +631,7 @@ static void communicators(void)
     MPI_Comm_size(half, &s);
     CHECK(s == (size + 1 - rank % 2) / 2 && r == s - 1 - rank / 2);
     collectives(half, rank % 2 ? "the odd ranks" : "the even ranks");
+    algorithms(half, rank % 2 ? "the odd ranks" : "the even ranks");
     /* groups: the first half of world, by Comm_create */
     MPI_Group wg, g;
     MPI_Comm_group(MPI_COMM_WORLD, &wg);
@@ -469,6 +678,17 @@ int main(int argc, char **argv)
     requests();
     datatypes();
     collectives(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+    algorithms(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+    if (size >= 10) {
+        /* 13 of 16: a non-power-of-two of at least 8 ranks (Alltoall's Bruck),
+         * with several levels of recursive doubling's forwarding */
+        MPI_Comm most;
+        MPI_Comm_split(MPI_COMM_WORLD, rank < size - 3 ? 0 : MPI_UNDEFINED, rank, &most);
+        if (most != MPI_COMM_NULL) {
+            algorithms(most, "the first size - 3 ranks");
+            MPI_Comm_free(&most);
+        }
+    }
     communicators();
     double t = MPI_Wtime() - t0, tmax;
     MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
