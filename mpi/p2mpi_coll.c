@@ -254,6 +254,24 @@ static void allreduce_rd(void *acc, int count, MPI_Datatype t, MPI_Op op, pm_com
     free(tmp);
 }
 
+/* The first 2 * rem ranks of a non-power-of-two fold in pairs: an even one
+ * sends its vector to the next and drops out (-1); the odd one reduces it
+ * into acc. The rest renumber; returns the rank among the pof2 survivors. */
+static int fold_in(void *acc, void *tmp_s, int count, MPI_Datatype t, MPI_Op op, int rem,
+                   pm_comm *c)
+{
+    int rank = c->rank;
+    if (rank >= 2 * rem)
+        return rank - rem;
+    if (rank % 2 == 0) {
+        pm_send(acc, count, t, rank + 1, TAG, c, 1);
+        return -1;
+    }
+    pm_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
+    PMPI_Reduce_local(tmp_s, acc, count, t, op);
+    return rank / 2;
+}
+
 /* Rabenseifner (MVAPICH2's and MPICH's long-message allreduce, commutative
  * ops): the extra ranks of a non-power-of-two fold in as above, then a
  * reduce-scatter by recursive halving leaves each of the pof2 ranks one
@@ -269,18 +287,7 @@ static void allreduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op 
     int pof2 = pof2_below(p), rem = p - pof2, newrank;
     void *tmp_s;
     void *tmp = pm_type_buffer(t, count, &tmp_s);
-    if (rank < 2 * rem) {
-        if (rank % 2 == 0) {
-            pm_send(acc, count, t, rank + 1, TAG, c, 1);
-            newrank = -1;
-        } else {
-            pm_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
-            PMPI_Reduce_local(tmp_s, acc, count, t, op);
-            newrank = rank / 2;
-        }
-    } else {
-        newrank = rank - rem;
-    }
+    newrank = fold_in(acc, tmp_s, count, t, op, rem, c);
     if (newrank != -1) {
         int *cnts = calloc((size_t)pof2, sizeof(int)), *disps = calloc((size_t)pof2, sizeof(int));
         for (int i = 0; i < pof2; i++)
@@ -892,18 +899,7 @@ static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op,
     int pof2 = pof2_below(p), rem = p - pof2, newrank;
     void *tmp_s;
     void *tmp = pm_type_buffer(t, count, &tmp_s);
-    if (rank < 2 * rem) {
-        if (rank % 2 == 0) {
-            pm_send(acc, count, t, rank + 1, TAG, c, 1);
-            newrank = -1;
-        } else {
-            pm_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
-            PMPI_Reduce_local(tmp_s, acc, count, t, op);
-            newrank = rank / 2;
-        }
-    } else {
-        newrank = rank - rem;
-    }
+    newrank = fold_in(acc, tmp_s, count, t, op, rem, c);
     int newroot = root < 2 * rem ? root / 2 : root - rem;
     int root_out = root < 2 * rem && root % 2 == 0; /* folded out: root + 1 stands for it */
     int *disps = xmalloc(sizeof(int) * (size_t)(pof2 + 1));
