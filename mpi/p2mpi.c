@@ -104,7 +104,7 @@ typedef struct pm_req {
     int direct;       /* rendezvous straight from/to GPU memory (no staging) */
     int piped;        /* the GPU side of this end goes through host staging in chunks */
     int notify;       /* send: the receiver wants a CHUNK per chunk (CTS_CHUNKS) */
-    uint64_t remote;  /* send: bus address the data goes to */
+    uint64_t local, remote; /* send: bus addresses the data comes from and goes to */
     uint64_t chunks, chunks_left; /* chunked: how many, how many not yet acknowledged/copied in */
     uint64_t bytes;
     uint64_t rreq;    /* send: the receiver's request, named by the FIN */
@@ -594,10 +594,9 @@ static int answer_rts(pm_req *r, const pm_hdr *h)
 
 static void write_chunk(pm_req *s, uint64_t k)
 {
-    uint64_t b = E.rt->mpi_cuda_block_bytes, off = k * b;
-    post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY,
-             bus_of(E.stage_off + s->staging - 1 + off), chunk_len(s, k), s->remote + off,
-             WR(WR_CHUNK, (s->id << CHUNK_BITS) | k));
+    uint64_t off = k * E.rt->mpi_cuda_block_bytes;
+    post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY, s->local + off,
+             chunk_len(s, k), s->remote + off, WR(WR_CHUNK, (s->id << CHUNK_BITS) | k));
 }
 
 /* The sender answers a CTS. A GPU buffer up to the send limit is read by the
@@ -619,6 +618,7 @@ static int answer_cts(pm_req *s, const pm_hdr *h)
     }
     s->direct = direct;
     s->rreq = h->rreq;
+    s->local = local;
     s->remote = h->addr;
     s->notify = (h->flags & CTS_CHUNKS) != 0;
     s->piped = !direct && s->bytes && gpu_buf(s->buf);
@@ -632,13 +632,10 @@ static int answer_cts(pm_req *s, const pm_hdr *h)
         pm_fatal("a %" PRIu64 "-byte GPU message is more than %u chunks of mpi_cuda_block_bytes",
                  s->bytes, 1u << CHUNK_BITS);
     for (uint64_t k = 0; k < s->chunks; k++) {
-        if (s->piped)
+        if (s->piped) /* written when its copy out of the GPU ends */
             ev_push(engine_copy(&E.d2h_free, E.rt->cuda.d2h_ps, E.rt->cuda.d2h_bps,
                                 chunk_len(s, k)),
                     EV_D2H, s->id, k);
-        else if (direct) /* the HCA reads the GPU buffer chunk by chunk */
-            post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY, local + k * b,
-                     chunk_len(s, k), s->remote + k * b, WR(WR_CHUNK, (s->id << CHUNK_BITS) | k));
         else
             write_chunk(s, k);
     }
@@ -883,6 +880,27 @@ static void check_peer(pm_comm *c, int peer, int any_ok)
         pm_fatal("rank %d is not in the communicator (size %d) (MPI_ERR_RANK)", peer, c->size);
 }
 
+/* A new active point-to-point request with the call's arguments, handed out
+ * in *h; the call's cost is charged here. */
+static pm_req *req_start(int kind, void *buf, int count, MPI_Datatype type, int peer, int tag,
+                         pm_comm *c, int coll, MPI_Request *h)
+{
+    pm_req *r = req_new(kind);
+    r->buf = buf;
+    r->count = count;
+    r->type = type;
+    r->peer = peer;
+    r->tag = tag;
+    r->comm = c;
+    r->coll = coll;
+    r->ctx = c->ctx + (coll ? 1u : 0u);
+    r->active = 1;
+    *h = as_handle(r);
+    describe(kind == RQ_SEND ? "to" : "from", peer, tag, c);
+    pm_charge(E.rt->mpi_call_ps);
+    return r;
+}
+
 int pm_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, pm_comm *c,
              int coll, int sync, MPI_Request *req)
 {
@@ -891,20 +909,8 @@ int pm_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, p
         pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
     if (!coll && tag < 0)
         pm_fatal("negative tag %d (MPI_ERR_TAG)", tag);
-    pm_req *r = req_new(RQ_SEND);
-    r->buf = (void *)buf;
-    r->count = count;
-    r->type = type;
-    r->peer = dest;
-    r->tag = tag;
-    r->comm = c;
-    r->coll = coll;
+    pm_req *r = req_start(RQ_SEND, (void *)buf, count, type, dest, tag, c, coll, req);
     r->sync = sync;
-    r->ctx = c->ctx + (coll ? 1u : 0u);
-    r->active = 1;
-    *req = as_handle(r);
-    describe("to", dest, tag, c);
-    pm_charge(E.rt->mpi_call_ps);
     if (dest == MPI_PROC_NULL) {
         r->done = 1;
         return MPI_SUCCESS;
@@ -939,19 +945,7 @@ int pm_irecv(void *buf, int count, MPI_Datatype type, int src, int tag, pm_comm 
     check_peer(c, src, 1);
     if (count < 0)
         pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
-    pm_req *r = req_new(RQ_RECV);
-    r->buf = buf;
-    r->count = count;
-    r->type = type;
-    r->peer = src;
-    r->tag = tag;
-    r->comm = c;
-    r->coll = coll;
-    r->ctx = c->ctx + (coll ? 1u : 0u);
-    r->active = 1;
-    *req = as_handle(r);
-    describe("from", src, tag, c);
-    pm_charge(E.rt->mpi_call_ps);
+    pm_req *r = req_start(RQ_RECV, buf, count, type, src, tag, c, coll, req);
     if (src == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
         r->status.MPI_TAG = MPI_ANY_TAG;
