@@ -201,11 +201,14 @@ typedef enum p2_port {
     (P2_REG_DESC_BASE + (unsigned)(c) * (P2_DESC_REG_SLOTS * 64u) + 64u * (unsigned)(i))
 
 /* Notifications. A DMAC raises (slot, tag) at a node by a posted write of
- * p2_notify_word(slot, tag) to that node's P2_REG_NOTIFY_RAISE. The board then
- * appends an entry to the notification ring in its host's memory (a posted
- * write, so it lands behind the data that preceded the notification on the
- * same path). The host consumes entries in order and advances NOTIFY_TAIL; the
- * board drops (and counts) notifications while the ring is full or unset. */
+ * p2_notify_word(slot, tag, node) to that node's P2_REG_NOTIFY_RAISE, `node`
+ * being the raising DMAC's own: the receiver tells whose DMA a notification
+ * comes from (tcaWaitDMARecvDesc matches the handle's node against it). The
+ * board then appends an entry to the notification ring in its host's memory
+ * (a posted write, so it lands behind the data that preceded the notification
+ * on the same path). The host consumes entries in order and advances
+ * NOTIFY_TAIL; the board drops (and counts) notifications while the ring is
+ * full or unset. */
 #define P2_REG_NOTIFY_RAISE 0x3000     /* WO (by TLP from any DMAC) */
 #define P2_REG_NOTIFY_RING 0x3008      /* RW: PCIe address of the ring in this node's host memory, 0: none; writing resets HEAD and TAIL */
 #define P2_REG_NOTIFY_RING_SIZE 0x3010 /* RW: ring entries, a power of two */
@@ -213,15 +216,24 @@ typedef enum p2_port {
 #define P2_REG_NOTIFY_TAIL 0x3020      /* RW: entries the host has consumed */
 #define P2_REG_NOTIFY_OVERFLOW 0x3028  /* RO: notifications dropped */
 
-static inline uint64_t p2_notify_word(unsigned slot, unsigned tag)
+P2_STATIC_ASSERT(P2_NOTIFY_SLOTS <= 0x100 && P2_MAX_NODES <= 0x100,
+                 "a ring entry holds a slot and a node in 8 bits each");
+
+/* The raise word: bits 15..0 the slot, 31..16 the raising node, 47..32 the tag. */
+static inline uint64_t p2_notify_word(unsigned slot, unsigned tag, unsigned node)
 {
-    return (uint64_t)slot | ((uint64_t)tag << 32);
+    return (uint64_t)(slot & 0xffffu) | ((uint64_t)(node & 0xffffu) << 16) |
+           ((uint64_t)(tag & 0xffffu) << 32);
 }
+static inline unsigned p2_notify_word_slot(uint64_t w) { return (unsigned)(w & 0xffffu); }
+static inline unsigned p2_notify_word_node(uint64_t w) { return (unsigned)((w >> 16) & 0xffffu); }
+static inline unsigned p2_notify_word_tag(uint64_t w) { return (unsigned)((w >> 32) & 0xffffu); }
 
 /* A ring entry: bits 63..32 the entry's serial (1 for the first entry after
  * the ring was set, counting up, wrapping to 1 after 0xffffffff), 31..16 the
- * tag, 15..0 the slot. Entry i lives at ring + 8 * (i % size); its serial is
- * i + 1, so a host knows a fresh entry from a stale one. */
+ * tag, 15..8 the raising node, 7..0 the slot. Entry i lives at
+ * ring + 8 * (i % size); its serial is i + 1, so a host knows a fresh entry
+ * from a stale one. */
 #define P2_NOTIFY_SERIAL_MASK 0xffffffff00000000ULL
 
 static inline uint32_t p2_notify_serial(uint64_t index)
@@ -230,12 +242,14 @@ static inline uint32_t p2_notify_serial(uint64_t index)
     return s;
 }
 
-static inline uint64_t p2_notify_entry(uint32_t serial, unsigned slot, unsigned tag)
+static inline uint64_t p2_notify_entry(uint32_t serial, unsigned slot, unsigned tag, unsigned node)
 {
-    return ((uint64_t)serial << 32) | ((uint64_t)(tag & 0xffffu) << 16) | (slot & 0xffffu);
+    return ((uint64_t)serial << 32) | ((uint64_t)(tag & 0xffffu) << 16) |
+           ((uint64_t)(node & 0xffu) << 8) | (slot & 0xffu);
 }
 
-static inline unsigned p2_notify_entry_slot(uint64_t e) { return (unsigned)(e & 0xffffu); }
+static inline unsigned p2_notify_entry_slot(uint64_t e) { return (unsigned)(e & 0xffu); }
+static inline unsigned p2_notify_entry_node(uint64_t e) { return (unsigned)((e >> 8) & 0xffu); }
 static inline unsigned p2_notify_entry_tag(uint64_t e) { return (unsigned)((e >> 16) & 0xffffu); }
 
 /* ------------------------------------------------------------------------ */
@@ -256,7 +270,13 @@ typedef enum p2_dma_status {
 #define P2_DESC_NOTIFY (1u << 0)       /* raise (wait_slot, wait_tag) at the destination */
 #define P2_DESC_NOTIFY_SELF (1u << 1)  /* also raise it at the sending node */
 #define P2_DESC_BLOCK_STRIDE (1u << 2) /* block_count blocks of length bytes */
-#define P2_DESC_FLAGS_ALL (P2_DESC_NOTIFY | P2_DESC_NOTIFY_SELF | P2_DESC_BLOCK_STRIDE)
+/* The next descriptor may start (fetch, reads) once this one has issued its
+ * last read, before its writes have left the DMAC. Without it the next one
+ * starts only after this one's last write has entered the crossbar, so it
+ * reads what this one wrote (a read never passes an older posted write). */
+#define P2_DESC_PIPELINE (1u << 3)
+#define P2_DESC_FLAGS_ALL \
+    (P2_DESC_NOTIFY | P2_DESC_NOTIFY_SELF | P2_DESC_BLOCK_STRIDE | P2_DESC_PIPELINE)
 
 /*
  * One DMA descriptor, 64 bytes, in host memory (chain mode, linked by `next`)

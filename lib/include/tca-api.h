@@ -13,10 +13,13 @@
  * memory can be wrapped in a tcaHandle. A handle is plain bytes: ranks may
  * copy it to each other (MPI_BYTE) and use the copy as a DMA or PIO target.
  *
- * DMA: build a chain (tcaDescNew + tcaDescSetMemcpy/2D), load it into one of
- * TCA_DMA_CHANNELS channels (tcaDescSet), start it (tcaStartDMADesc), wait at
- * the sender (tcaWaitDMAC) and at the receiver (tcaWaitDMARecvDesc). A chain
- * may be loaded and started any number of times.
+ * DMA: build a chain (tcaDescNew + tcaDescSetMemcpy/2D, or the older
+ * numbered tables), load it into one of TCA_DMA_CHANNELS channels
+ * (tcaDescSet), start it (tcaStartDMADesc), wait at the sender (tcaWaitDMAC)
+ * and at the receiver (tcaWaitDMARecvDesc, which tells notifications apart by
+ * the node whose DMA raised them). A chain may be loaded and started any
+ * number of times; its transfers take effect in order unless tcaDMAPipeline
+ * lets them overlap.
  *
  * Not thread safe except where noted: one thread per process drives the
  * library, or callers serialise. A call whose device operation the backend
@@ -60,13 +63,15 @@ typedef enum tcaresult {
     TCA_ERROR_CHANNEL_NOT_SET = -17,    /* start without a chain loaded (tcaDescSet) */
     TCA_ERROR_EMPTY_CHAIN = -18,        /* tcaDescSet of a chain with no transfers */
     TCA_ERROR_PIO_RANGE = -19,          /* region beyond the PIO window's reach of its node */
-    TCA_ERROR_NOTIFY_BACKLOG = -20,     /* TCA_NOTIFY_BACKLOG_MAX distinct (slot, tag) pairs
-                                           arrived unclaimed (tcaWaitDMARecvDesc) */
+    TCA_ERROR_NOTIFY_BACKLOG = -20,     /* TCA_NOTIFY_BACKLOG_MAX distinct (node, slot, tag)
+                                           triples arrived unclaimed (tcaWaitDMARecvDesc) */
+    TCA_ERROR_INVALID_DESC = -21,       /* no such descriptor table (tcaCreateDMADesc), or
+                                           an index outside it */
     /* The most negative status (not a status of its own): every value from
      * TCA_ERROR_LAST to TCA_NOT_YET is one of the above. A new error takes
      * TCA_ERROR_LAST - 1 and becomes TCA_ERROR_LAST; tests/lib/tca_api_test.cc
      * fails if this is not kept in sync. */
-    TCA_ERROR_LAST = TCA_ERROR_NOTIFY_BACKLOG
+    TCA_ERROR_LAST = TCA_ERROR_INVALID_DESC
 } tcaresult;
 
 /* A static string naming `result`; never NULL, also for unknown values. */
@@ -164,12 +169,21 @@ tcaresult tcaDestroyHandle(tcaHandle *handle);
  *  tcaDMAUseNotifyInternal notification through the chip's notification table
  *                          (the only kind this model has): accepted, no effect.
  *  tcaDMANotify            raise (wait_slot, wait_tag) at the destination node
- *                          when this transfer's data has been written there.
+ *                          when this transfer's data has been written there
+ *                          (a notification from this node: see
+ *                          tcaWaitDMARecvDesc).
  *  tcaDMANotifySelf        raise (wait_slot, wait_tag) at the sending node when
- *                          the transfer is done (on its own, or in addition to
- *                          tcaDMANotify).
- *  tcaDMAPipeline          accepted; no effect: the DMAC always overlaps reads
- *                          and writes of consecutive transfers.
+ *                          the transfer's writes have left it (on its own, or
+ *                          in addition to tcaDMANotify).
+ *  tcaDMAPipeline          the transfer after this one in the chain may start
+ *                          (descriptor fetch, reads) once this one has issued
+ *                          its last read, while its writes are still leaving:
+ *                          faster, but the next transfer may read memory this
+ *                          one has not yet written. Without it, a chain's
+ *                          transfers take effect in order: the next one starts
+ *                          when this one's last write has left the DMAC, and
+ *                          reads what this one wrote (PCIe never lets a read
+ *                          pass an older posted write).
  */
 enum {
     tcaDMAUseInternal = 1 << 0,
@@ -242,19 +256,26 @@ tcaresult tcaWaitDMAC(int dmac_channel);
 tcaresult tcaGetDMAError(int dmac_channel, p2_error *error);
 
 /*
- * Waits until a notification (wait_slot, wait_tag) has arrived at this node
- * and consumes it. Only (slot, tag) is matched: `handle` may be any valid
- * handle (or NULL) and only documents the region the caller expects.
+ * Waits until a notification (wait_slot, wait_tag) raised by the DMAC of
+ * handle->node has arrived at this node, and consumes it. The handle names
+ * whose DMA the caller waits for, as programs written for the hardware use
+ * it: the peer's handle for the peer's data (a transfer with tcaDMANotify
+ * that the peer started), one of this node's own handles for its own
+ * transfers (tcaDMANotifySelf, or tcaDMANotify of a copy within the node).
+ * So one (slot, tag) can serve a rank's own completion and its peers' data
+ * at once, told apart by the handle. A NULL handle accepts the pair from any
+ * node (the oldest arrival kept first).
  *
- * The board appends notifications to a ring in this node's host memory that
- * tcaInit sets up (TCA_NOTIFY_RING_ENTRIES entries, after the p2_exchange
- * mailbox). Notifications may be claimed in any order: entries read while
- * looking for another pair are kept, counted per (slot, tag), until claimed.
- * At most TCA_NOTIFY_BACKLOG_MAX distinct pairs can be kept that way; an entry
- * of yet another pair is then left in the ring and the call returns
- * TCA_ERROR_NOTIFY_BACKLOG (claim kept pairs, then call again). The board
- * drops notifications while the ring is full, that is when more than
- * TCA_NOTIFY_RING_ENTRIES arrive faster than they are read.
+ * The board appends notifications, with the raising node, to a ring in this
+ * node's host memory that tcaInit sets up (TCA_NOTIFY_RING_ENTRIES entries,
+ * after the p2_exchange mailbox). Notifications may be claimed in any order:
+ * entries read while looking for another are kept, counted per
+ * (node, slot, tag), until claimed. At most TCA_NOTIFY_BACKLOG_MAX distinct
+ * triples can be kept that way; an entry of yet another one is then left in
+ * the ring and the call returns TCA_ERROR_NOTIFY_BACKLOG (claim kept ones,
+ * then call again). The board drops notifications while the ring is full,
+ * that is when more than TCA_NOTIFY_RING_ENTRIES arrive faster than they are
+ * read.
  * TCA_ERROR_NOT_INITIALIZED, _INVALID_HANDLE (non-NULL but invalid),
  * _INVALID_SLOT, _INVALID_TAG, _NOTIFY_BACKLOG, _DEVICE.
  */
@@ -300,18 +321,78 @@ tcaresult tcaSendPIO(const tcaPIOHandle *pio_handle, size_t offset, const void *
 tcaresult tcaSendPIOCommit(void);
 
 /* ------------------------------------------------------------------------ */
-/* Older names (from the literature)                                         */
+/* The older API: descriptor tables named by an int                          */
 /* ------------------------------------------------------------------------ */
-/* *desc = tcaDescNew(). TCA_ERROR_INVALID_ARGUMENT (NULL), _OUT_OF_MEMORY. */
-tcaresult tcaCreateDMADesc(tcaDesc **desc);
+/*
+ * Programs written for the first TCA library build chains in numbered
+ * descriptor tables and load them into channels by number:
+ *
+ *     int desc_tag, index = 0;
+ *     tcaCreateDMADesc(&desc_tag, 1024);
+ *     tcaSetDMADesc_Memcpy2D(desc_tag, index, &index, &dst_h, dst_offset, pitch,
+ *                            &src_h, src_offset, pitch, width, height,
+ *                            flags, wait_slot, wait_tag);
+ *     tcaSetDMAChain(dmac_channel, desc_tag);
+ *     tcaStartDMADesc(dmac_channel); ...
+ *     tcaDestroyDMADesc(desc_tag);
+ *
+ * The index of an entry is its position in the channel's chain; the set calls
+ * return the next position in *next_index, so one counter can run across
+ * several tables. tcaSetDMAChain writes a table's entries at their positions
+ * of the channel's chain and ends the chain at the table's last entry:
+ * positions below its first entry keep what an earlier tcaSetDMAChain put
+ * there. Two tables filled at positions 0 and 1 and set one after the other
+ * on one channel thus run as one chain of two transfers per start. The
+ * transfers behave exactly as tcaDescSetMemcpy/2D ones (same checks, flags,
+ * register or host-memory descriptors); tcaDescSet on the channel replaces
+ * everything the tables put there.
+ */
 
-/* Same as tcaDescSetMemcpy (same arguments, same order). */
-tcaresult tcaSetDMADescMemcpy(tcaDesc *desc, const tcaHandle *dst_handle, size_t dst_offset,
+/* *desc_tag = a new table of `count` empty entries (count >= 1; tags are
+ * small integers, the lowest free first). Needs no tcaInit.
+ * TCA_ERROR_INVALID_ARGUMENT (NULL, count < 1), _OUT_OF_MEMORY. */
+tcaresult tcaCreateDMADesc(int *desc_tag, int count);
+
+/* Writes one transfer at entry `index` of table desc_tag (replacing what was
+ * there); *next_index = index + 1 (may point to `index`'s variable).
+ * Arguments and errors as tcaDescSetMemcpy, and TCA_ERROR_INVALID_DESC (no
+ * such table, or index outside 0 .. count-1). */
+tcaresult tcaSetDMADesc_Memcpy(int desc_tag, int index, int *next_index,
+                               const tcaHandle *dst_handle, size_t dst_offset,
+                               const tcaHandle *src_handle, size_t src_offset, size_t size,
+                               int flags, int wait_slot, int wait_tag);
+
+/* The literature's spelling of tcaSetDMADesc_Memcpy (same arguments). */
+tcaresult tcaSetDMADescMemcpy(int desc_tag, int index, int *next_index,
+                              const tcaHandle *dst_handle, size_t dst_offset,
                               const tcaHandle *src_handle, size_t src_offset, size_t size,
                               int flags, int wait_slot, int wait_tag);
 
-/* Same as tcaDescSet(desc, dmac_channel). */
-tcaresult tcaSetDMAChain(tcaDesc *desc, int dmac_channel);
+/* As tcaSetDMADesc_Memcpy for a block-stride transfer: `height` blocks of
+ * `width` bytes, pitches as tcaDescSetMemcpy2D's. */
+tcaresult tcaSetDMADesc_Memcpy2D(int desc_tag, int index, int *next_index,
+                                 const tcaHandle *dst_handle, size_t dst_offset,
+                                 size_t dst_pitch, const tcaHandle *src_handle,
+                                 size_t src_offset, size_t src_pitch, size_t width,
+                                 size_t height, int flags, int wait_slot, int wait_tag);
+
+/* Loads table desc_tag's entries into channel dmac_channel at their positions
+ * (see above) and loads the resulting chain as tcaDescSet does.
+ * TCA_ERROR_NOT_INITIALIZED, _INVALID_CHANNEL, _INVALID_DESC,
+ * _EMPTY_CHAIN (the table has no entry, or a position before its last entry
+ * was never filled), _CHAIN_TOO_LONG, _OUT_OF_MEMORY. */
+tcaresult tcaSetDMAChain(int dmac_channel, int desc_tag);
+
+/* Frees table desc_tag; chains already loaded from it stay loaded.
+ * TCA_ERROR_INVALID_DESC. */
+tcaresult tcaDestroyDMADesc(int desc_tag);
+
+/* Returns the board's DMA side to its state after tcaInit: waits until every
+ * channel is idle, unloads every channel (tcaStartDMADesc then needs a chain
+ * loaded again), and discards every notification that has arrived and not
+ * been claimed. Memory, handles and descriptor tables stay.
+ * TCA_ERROR_NOT_INITIALIZED, _DEVICE. */
+tcaresult tcaReset(void);
 
 /* tcaTestDMARecvDesc is declared above with tcaWaitDMARecvDesc. */
 

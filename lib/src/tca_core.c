@@ -51,8 +51,10 @@ const char *tcaGetErrorString(tcaresult result)
     case TCA_ERROR_PIO_RANGE:
         return "TCA_ERROR_PIO_RANGE: region beyond the reach of the PIO window";
     case TCA_ERROR_NOTIFY_BACKLOG:
-        return "TCA_ERROR_NOTIFY_BACKLOG: too many distinct (slot, tag) notifications arrived "
+        return "TCA_ERROR_NOTIFY_BACKLOG: too many distinct (node, slot, tag) notifications arrived "
                "unclaimed; claim some first";
+    case TCA_ERROR_INVALID_DESC:
+        return "TCA_ERROR_INVALID_DESC: no such descriptor table, or an index outside it";
     }
     return "unknown tcaresult";
 }

@@ -65,6 +65,8 @@ tcaresult tca_desc_build(const tca_transfer *t, unsigned self_node, unsigned nno
         hw_flags |= P2_DESC_NOTIFY_SELF;
     if (t->block_stride)
         hw_flags |= P2_DESC_BLOCK_STRIDE;
+    if (t->flags & tcaDMAPipeline)
+        hw_flags |= P2_DESC_PIPELINE;
     *desc = (p2_desc){
         .src = t->src->pcie_addr + t->src_offset,
         .dst = t->dst->pcie_addr + t->dst_offset,
@@ -92,17 +94,6 @@ void tca_desc_link(p2_desc *descs, size_t count, uint64_t base)
 tcaDesc *tcaDescNew(void)
 {
     return calloc(1, sizeof(tcaDesc));
-}
-
-tcaresult tcaCreateDMADesc(tcaDesc **desc)
-{
-    if (!desc)
-        return TCA_ERROR_INVALID_ARGUMENT;
-    tcaDesc *d = tcaDescNew();
-    if (!d)
-        return TCA_ERROR_OUT_OF_MEMORY;
-    *desc = d;
-    return TCA_SUCCESS;
 }
 
 /* Forgets the chain's descriptor memory; channels that run it must be set again. */
@@ -165,14 +156,6 @@ tcaresult tcaDescSetMemcpy(tcaDesc *desc, const tcaHandle *dst_handle, size_t ds
                       .width = size, .count = 1,
                       .flags = flags, .wait_slot = wait_slot, .wait_tag = wait_tag};
     return desc_append(desc, &t);
-}
-
-tcaresult tcaSetDMADescMemcpy(tcaDesc *desc, const tcaHandle *dst_handle, size_t dst_offset,
-                              const tcaHandle *src_handle, size_t src_offset, size_t size,
-                              int flags, int wait_slot, int wait_tag)
-{
-    return tcaDescSetMemcpy(desc, dst_handle, dst_offset, src_handle, src_offset, size, flags,
-                            wait_slot, wait_tag);
 }
 
 tcaresult tcaDescSetMemcpy2D(tcaDesc *desc, const tcaHandle *dst_handle, size_t dst_offset,
@@ -239,6 +222,14 @@ static tcaresult set_chain(p2_dev *dev, tcaDesc *desc, int c)
 tcaresult tcaDescSet(tcaDesc *desc, int dmac_channel)
 {
     P2_API_CALL();
+    tcaresult r = tca_desc_set(desc, dmac_channel);
+    if (r == TCA_SUCCESS)
+        tca_legacy_forget(dmac_channel);
+    return r;
+}
+
+tcaresult tca_desc_set(tcaDesc *desc, int dmac_channel)
+{
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
@@ -262,12 +253,6 @@ tcaresult tcaDescSet(tcaDesc *desc, int dmac_channel)
         return r;
     ch->mode = TCA_CHANNEL_CHAIN;
     return TCA_SUCCESS;
-}
-
-tcaresult tcaSetDMAChain(tcaDesc *desc, int dmac_channel)
-{
-    P2_API_CALL();
-    return tcaDescSet(desc, dmac_channel);
 }
 
 /* ---------------------------------------------------------------------------
@@ -333,26 +318,41 @@ tcaresult tcaGetDMAError(int dmac_channel, p2_error *error)
 P2_STATIC_ASSERT(P2_NOTIFY_SLOTS <= 0x10000 && P2_NOTIFY_TAG_MAX <= 0xffffu,
                  "a ring entry holds any slot and tag");
 
-/* Takes one kept arrival of (slot, tag) if there is one. */
-static int pending_claim(tca_notify_ring *ring, unsigned slot, unsigned tag)
+/* Which notifications a wait accepts: (slot, tag) raised by the DMAC of
+ * `node`, or of any node (ANY_NODE: the wait passed no handle). */
+#define ANY_NODE UINT32_MAX
+typedef struct notify_key {
+    unsigned node, slot, tag;
+} notify_key;
+
+static int key_matches(notify_key want, unsigned node, unsigned slot, unsigned tag)
+{
+    return want.slot == slot && want.tag == tag && (want.node == ANY_NODE || want.node == node);
+}
+
+/* Takes one kept arrival that `want` accepts, if there is one. */
+static int pending_claim(tca_notify_ring *ring, notify_key want)
 {
     for (unsigned i = 0; i < ring->npending; i++) {
         tca_notify_pending *p = &ring->pending[i];
-        if (p->slot != slot || p->tag != tag)
+        if (!key_matches(want, p->node, p->slot, p->tag))
             continue;
-        if (--p->count == 0)
-            ring->pending[i] = ring->pending[--ring->npending]; /* order is irrelevant */
+        if (--p->count == 0) {
+            /* Close the gap in order: with ANY_NODE the oldest kept pair wins. */
+            memmove(p, p + 1, (ring->npending - i - 1) * sizeof *p);
+            ring->npending--;
+        }
         return 1;
     }
     return 0;
 }
 
-/* Keeps one arrival of (slot, tag) for a later claim; 0 if the table is full. */
-static int pending_keep(tca_notify_ring *ring, unsigned slot, unsigned tag)
+/* Keeps one arrival of (node, slot, tag) for a later claim; 0 if the table is full. */
+static int pending_keep(tca_notify_ring *ring, unsigned node, unsigned slot, unsigned tag)
 {
     for (unsigned i = 0; i < ring->npending; i++) {
         tca_notify_pending *p = &ring->pending[i];
-        if (p->slot == slot && p->tag == tag) {
+        if (p->node == node && p->slot == slot && p->tag == tag) {
             if (p->count == UINT32_MAX)
                 return 0;
             p->count++;
@@ -361,8 +361,8 @@ static int pending_keep(tca_notify_ring *ring, unsigned slot, unsigned tag)
     }
     if (ring->npending == TCA_NOTIFY_BACKLOG_MAX)
         return 0;
-    ring->pending[ring->npending++] =
-        (tca_notify_pending){.slot = (uint16_t)slot, .tag = (uint16_t)tag, .count = 1};
+    ring->pending[ring->npending++] = (tca_notify_pending){
+        .node = (uint8_t)node, .slot = (uint8_t)slot, .tag = (uint16_t)tag, .count = 1};
     return 1;
 }
 
@@ -381,7 +381,9 @@ static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_ta
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
-    /* Only (slot, tag) matters: any valid handle will do, and NULL too. */
+    /* The handle names the node whose DMA raises the notification: the
+     * peer's handle for its data, one of this node's for its own completion
+     * (tca-api.h). */
     if (handle && tca_handle_validate(handle, dev->nnodes) != TCA_SUCCESS)
         return TCA_ERROR_INVALID_HANDLE;
     if (wait_slot < 0 || wait_slot >= P2_NOTIFY_SLOTS)
@@ -389,8 +391,9 @@ static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_ta
     if (wait_tag < 0 || (unsigned)wait_tag > P2_NOTIFY_TAG_MAX)
         return TCA_ERROR_INVALID_TAG;
     tca_notify_ring *ring = &tca_g.notify;
-    const unsigned slot = (unsigned)wait_slot, tag = (unsigned)wait_tag;
-    if (pending_claim(ring, slot, tag))
+    const notify_key want = {.node = handle ? handle->node : ANY_NODE,
+                             .slot = (unsigned)wait_slot, .tag = (unsigned)wait_tag};
+    if (pending_claim(ring, want))
         return TCA_SUCCESS;
     if (!ring->entries || !dev->ops->wait_mem)
         return TCA_ERROR_NOT_SUPPORTED;
@@ -408,15 +411,16 @@ static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_ta
         const uint64_t entry = *word;
         if ((entry & P2_NOTIFY_SERIAL_MASK) != serial)
             return TCA_ERROR_DEVICE; /* the device said yes, memory says no */
+        const unsigned got_node = p2_notify_entry_node(entry);
         const unsigned got_slot = p2_notify_entry_slot(entry);
         const unsigned got_tag = p2_notify_entry_tag(entry);
-        if (got_slot == slot && got_tag == tag) {
+        if (key_matches(want, got_node, got_slot, got_tag)) {
             ring_advance(dev, ring);
             return TCA_SUCCESS;
         }
         /* Someone else's: keep it. A full table leaves it in the ring, where
          * a wait for its own pair still finds it. */
-        if (!pending_keep(ring, got_slot, got_tag))
+        if (!pending_keep(ring, got_node, got_slot, got_tag))
             return TCA_ERROR_NOTIFY_BACKLOG;
         ring_advance(dev, ring);
     }

@@ -70,16 +70,17 @@ typedef struct tca_exchange_state {
 
 /* The notification ring (peach2_hw.h, "Notifications"): tcaInit places it in
  * this node's host memory, after the p2_exchange mailbox; the board appends
- * (serial, slot, tag) entries, the library consumes them in order. Entries
- * read while waiting for another (slot, tag) are kept in `pending` until a
- * wait or test claims them. */
+ * (serial, node, slot, tag) entries, the library consumes them in order.
+ * Entries read while waiting for another (node, slot, tag) are kept in
+ * `pending` until a wait or test claims them. */
 /* Sizes: TCA_NOTIFY_RING_ENTRIES and TCA_NOTIFY_BACKLOG_MAX (tca-api.h). */
 P2_STATIC_ASSERT((TCA_NOTIFY_RING_ENTRIES & (TCA_NOTIFY_RING_ENTRIES - 1)) == 0 &&
                      TCA_NOTIFY_RING_ENTRIES >= 4,
                  "the ring holds a power of two of entries, TAIL moves every quarter");
 
 typedef struct tca_notify_pending {
-    uint16_t slot, tag;
+    uint8_t node, slot; /* node: whose DMAC raised it */
+    uint16_t tag;
     uint32_t count;  /* arrivals read from the ring, not yet claimed; > 0 */
 } tca_notify_pending;
 
@@ -183,6 +184,13 @@ struct tcaDesc {
     uint64_t memory_offset;
     size_t memory_slots;
 };
+
+/* tcaDescSet without its effect on the older API's tables: loads `desc`. */
+tcaresult tca_desc_set(tcaDesc *desc, int dmac_channel);
+
+/* The older API (tca_legacy.c): the channel was loaded by tcaDescSet, so the
+ * positions numbered tables put there are gone. */
+void tca_legacy_forget(int dmac_channel);
 
 static inline int tca_channel_valid(int dmac_channel)
 {

@@ -317,7 +317,16 @@ void Host::serve_read(RootPort& rp, TlpPtr req) {
 void Host::on_completions_due() {
   for (unsigned i = 0; i < nports_; ++i)
     for (Memory* m : {&ports_[i].host_mem, &ports_[i].gpu_mem})
-      while (m->completions.head_due()) send(ports_[i], m->completions.pop());
+      while (m->completions.head_due()) {
+        TlpPtr cpl = m->completions.pop();
+        // The memory is read when the completion leaves, not when the request
+        // arrived: a posted write that arrived before the read became visible
+        // in between (serve_read starts no read before it), and the read must
+        // return its bytes (a chain's read-after-write, PCIe ordering).
+        if (cpl->status == CplStatus::Success && cpl->length > 0)
+          read(cpl->addr, cpl->data.data(), cpl->length);
+        send(ports_[i], std::move(cpl));
+      }
 }
 
 }  // namespace p2

@@ -89,6 +89,9 @@ void Dmac::start(unsigned c, uint64_t command) {
   ch.error = P2_OK;
   ch.done = 0;
   ch.status = P2_DMA_BUSY;
+  ch.issued = ch.written = 0;
+  ch.reads.clear();
+  ch.draining.clear();
   if (command == P2_DMA_START_REGISTERS) {
     ch.register_mode = true;
     ch.next_slot = 0;
@@ -110,7 +113,8 @@ void Dmac::start(unsigned c, uint64_t command) {
 void Dmac::begin_descriptor(unsigned c) {
   Channel& ch = channels_[c];
   ch.started = sc_time_stamp();
-  ch.issued = ch.written = 0;
+  ++ch.serial;
+  ch.tags = 0;
   if (ch.register_mode) {
     ch.desc = ch.slots[ch.next_slot++];
     ch.phase = Phase::Decode;
@@ -199,11 +203,12 @@ int Dmac::issue_read(unsigned c, Purpose purpose, uint64_t src, uint32_t len, ui
   t = Tag{};
   t.busy = true;
   t.channel = static_cast<int>(c);
+  t.owner = channels_[c].serial;
   t.purpose = purpose;
   t.dst = dst;
   t.length = len;
   t.data.resize(len);
-  ++channels_[c].tags_held;
+  ++channels_[c].tags;
 
   auto req = std::make_unique<Tlp>();
   req->kind = TlpKind::MemRead;
@@ -233,6 +238,13 @@ void Dmac::run() {
     unsigned c = (next_channel_ + k) % P2_DMA_CHANNELS;
     Channel& ch = channels_[c];
     if (ch.status != P2_DMA_BUSY) continue;
+    // Descriptors that let the next one start complete, in order, once their
+    // last write has entered the crossbar.
+    while (!ch.draining.empty() && ch.draining.front().tags == 0) {
+      Channel::Draining done = ch.draining.front();
+      ch.draining.pop_front();
+      complete(c, done.desc, done.started);
+    }
     if (ch.phase == Phase::Fetch && !ch.fetch_issued) {
       if (issue_read(c, Purpose::Descriptor, ch.next_desc, P2_DESC_SIZE, 0) >= 0) {
         ch.fetch_issued = true;
@@ -257,7 +269,13 @@ void Dmac::run() {
         ch.block_offset = 0;
       }
     }
-    if (ch.block == ch.blocks && ch.tags_held == 0) finish_descriptor(c);
+    if (ch.block < ch.blocks) continue;
+    if (ch.tags == 0 && ch.draining.empty()) {
+      finish_descriptor(c);
+    } else if ((d.flags & P2_DESC_PIPELINE) && more_descriptors(ch)) {
+      ch.draining.push_back({ch.serial, d, ch.started, ch.tags});
+      begin_descriptor(c);
+    }
   }
   next_channel_ = (next_channel_ + 1) % P2_DMA_CHANNELS;
 }
@@ -327,38 +345,51 @@ void Dmac::free_tag(int tag) {
   t.busy = false;
   t.data.clear();
   t.data.shrink_to_fit();
-  if (t.channel >= 0) --channels_[t.channel].tags_held;
+  if (t.channel >= 0) {
+    // The tag counts against the descriptor that issued it (none when it is
+    // an orphan of a run that failed or was restarted).
+    Channel& ch = channels_[t.channel];
+    if (t.owner == ch.serial && ch.tags > 0) --ch.tags;
+    for (Channel::Draining& dr : ch.draining)
+      if (dr.serial == t.owner && dr.tags > 0) --dr.tags;
+  }
   t.channel = -1;
   kick();
 }
 
-void Dmac::finish_descriptor(unsigned c) {
+bool Dmac::more_descriptors(const Channel& ch) const {
+  return ch.register_mode ? ch.next_slot < ch.reg_count : ch.next_desc != 0;
+}
+
+void Dmac::complete(unsigned c, const p2_desc& d, sc_time started) {
   Channel& ch = channels_[c];
-  const p2_desc& d = ch.desc;
   auto notify = [&](unsigned node) {
     auto w = std::make_unique<Tlp>();
     w->kind = TlpKind::MemWrite;
     w->addr = p2_node_base(node) + P2_REGS_OFFSET + P2_REG_NOTIFY_RAISE;
     w->length = 8;
     w->requester = requester_id(node_, Function::Dmac);
-    uint64_t word = p2_notify_word(d.wait_slot, d.wait_tag);
+    uint64_t word = p2_notify_word(d.wait_slot, d.wait_tag, node_);
     w->data.resize(8);
     std::memcpy(w->data.data(), &word, 8);
-    w->born = ch.started;
+    w->born = started;
     send(std::move(w), -1);
   };
   if (d.flags & P2_DESC_NOTIFY) notify(p2_addr_node(d.dst));
   if (d.flags & P2_DESC_NOTIFY_SELF) notify(node_);
 
-  sc_time latency = sc_time_stamp() - ch.started;
+  sc_time latency = sc_time_stamp() - started;
   if (stats_.descriptors == 0 || latency < stats_.latency_min) stats_.latency_min = latency;
   if (latency > stats_.latency_max) stats_.latency_max = latency;
   stats_.latency_total += latency;
   ++stats_.descriptors;
   ++ch.done;
+}
 
-  bool more = ch.register_mode ? ch.next_slot < ch.reg_count : ch.next_desc != 0;
-  if (more) {
+void Dmac::finish_descriptor(unsigned c) {
+  Channel& ch = channels_[c];
+  complete(c, ch.desc, ch.started);
+  if (more_descriptors(ch)) {
     begin_descriptor(c);
     return;
   }
@@ -375,6 +406,7 @@ void Dmac::fail(unsigned c, p2_error e) {
   ch.error = e;
   ch.phase = Phase::Idle;
   ch.reads.clear();
+  ch.draining.clear();
   ++stats_.errors;
   // Reads still in flight are drained when their completions come back; data
   // already read but not yet written is dropped now.

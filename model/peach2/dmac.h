@@ -9,7 +9,10 @@
 // writes of at most max_payload_bytes to the destination; a read tag is
 // reused only once its writes have entered the crossbar. After the last write,
 // notification writes (slot, tag) go to the destination board and, with
-// notify-self, to this board. Any error stops the channel with P2_DMA_FAILED.
+// notify-self, to this board. The next descriptor starts once the last write
+// has entered the crossbar, or, after a P2_DESC_PIPELINE descriptor, once its
+// last read has been issued (its writes and notifications then follow while
+// the next one runs). Any error stops the channel with P2_DMA_FAILED.
 #pragma once
 
 #include <array>
@@ -61,18 +64,30 @@ class Dmac : public sc_core::sc_module, public TlpSink {
     uint64_t next_desc = 0;    // chain mode: next descriptor's address, 0 at the end
     Phase phase = Phase::Idle;
     bool fetch_issued = false;
+    // The descriptor being started or issuing its reads.
+    uint64_t serial = 0;        // counts the channel's descriptors, never reset
     p2_desc desc{};
     uint32_t blocks = 0, block = 0;
     uint64_t block_offset = 0;  // next byte of the current block to read
-    uint64_t issued = 0, written = 0;  // read requests of this descriptor
-    std::map<uint64_t, int> reads;     // sequence -> tag, outstanding data reads
-    unsigned tags_held = 0;
+    unsigned tags = 0;          // read tags it holds (its writes not all out)
     sc_core::sc_time started;
+    // Descriptors whose reads are all issued but whose writes are not all out,
+    // oldest first: a P2_DESC_PIPELINE descriptor lets the next one start.
+    struct Draining {
+      uint64_t serial;
+      p2_desc desc;
+      sc_core::sc_time started;
+      unsigned tags;
+    };
+    std::deque<Draining> draining;
+    uint64_t issued = 0, written = 0;  // data read requests of the run, in order
+    std::map<uint64_t, int> reads;     // sequence -> tag, outstanding data reads
   };
   enum class Purpose { Descriptor, Data };
   struct Tag {
     bool busy = false;
     int channel = -1;
+    uint64_t owner = 0;  // serial of the channel's descriptor that issued it
     Purpose purpose = Purpose::Data;
     uint64_t dst = 0;
     uint32_t length = 0, received = 0;
@@ -89,6 +104,8 @@ class Dmac : public sc_core::sc_module, public TlpSink {
   void decode(unsigned c);
   int issue_read(unsigned c, Purpose purpose, uint64_t src, uint32_t len, uint64_t dst);  // tag or -1
   void emit_writes(unsigned c);
+  bool more_descriptors(const Channel& ch) const;
+  void complete(unsigned c, const p2_desc& d, sc_core::sc_time started);
   void finish_descriptor(unsigned c);
   void fail(unsigned c, p2_error e);
   void free_tag(int tag);

@@ -88,9 +88,8 @@ void Registers::append_notification(uint64_t word) {
     ++ring_overflow_;
     return;
   }
-  uint64_t entry = p2_notify_entry(p2_notify_serial(ring_head_),
-                                   static_cast<unsigned>(word & 0xffffffffu),
-                                   static_cast<unsigned>(word >> 32));
+  uint64_t entry = p2_notify_entry(p2_notify_serial(ring_head_), p2_notify_word_slot(word),
+                                   p2_notify_word_tag(word), p2_notify_word_node(word));
   auto w = std::make_unique<Tlp>();
   w->kind = TlpKind::MemWrite;
   w->addr = ring_base_ + 8 * (ring_head_ % ring_size_);

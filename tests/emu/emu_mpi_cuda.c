@@ -89,7 +89,7 @@ int main(int argc, char **argv)
     TCA(tcaStartDMADesc(0));
     TCA(tcaWaitDMAC(0));
     double t_sent = MPI_Wtime();
-    TCA(tcaWaitDMARecvDesc(&mine, SLOT, TAG));
+    TCA(tcaWaitDMARecvDesc(&all[prev], SLOT, TAG)); /* prev's DMA raised it */
     double t_recv = MPI_Wtime();
     MPI_Barrier(MPI_COMM_WORLD);
 

@@ -62,12 +62,12 @@ int main(int argc, char **argv)
             if (rank == 0) {
                 memset(buf, v, BYTES);
                 CHECK(tcaStartDMADesc(0));
-                CHECK(tcaWaitDMARecvDesc(&mine, SLOT, TAG));
+                CHECK(tcaWaitDMARecvDesc(peer, SLOT, TAG));
                 for (int b = 0; b < BYTES; b++)
                     wrong += buf[BYTES + b] != v;
                 CHECK(tcaWaitDMAC(0));
             } else {
-                CHECK(tcaWaitDMARecvDesc(&mine, SLOT, TAG));
+                CHECK(tcaWaitDMARecvDesc(peer, SLOT, TAG));
                 for (int b = 0; b < BYTES; b++)
                     wrong += buf[BYTES + b] != v;
                 memcpy(buf, buf + BYTES, BYTES);

@@ -62,7 +62,7 @@ int main(void)
         CHECK(tcaWaitDMAC(0));
         CHECK(tcaDescFree(desc));
     } else {
-        CHECK(tcaWaitDMARecvDesc(&mine, SLOT, TAG));
+        CHECK(tcaWaitDMARecvDesc(&handles[0], SLOT, TAG)); /* rank 0's DMA */
         for (size_t i = 0; i < BYTES; i++)
             if (buf[i] != pattern(i)) {
                 fprintf(stderr, "rank 1: byte %zu is %u, expected %u\n", i, buf[i],

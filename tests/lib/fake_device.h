@@ -74,16 +74,18 @@ struct FakeDevice {
         return v;
     }
 
-    // The board raises (slot, tag) here: appends an entry to the ring; false
-    // if it was dropped (ring unset or full).
-    bool raise(unsigned slot, unsigned tag)
+    // The board raises (slot, tag) here on behalf of node `from`'s DMAC
+    // (this node's when negative): appends an entry to the ring; false if it
+    // was dropped (ring unset or full).
+    bool raise(unsigned slot, unsigned tag, int from = -1)
     {
         if (ring_addr == 0 || ring_size == 0 || ring_head - ring_tail >= ring_size) {
             ring_overflow++;
             return false;
         }
         uint64_t off = p2_addr_offset(ring_addr) - P2_HOST_OFFSET + 8 * (ring_head % ring_size);
-        uint64_t e = p2_notify_entry(p2_notify_serial(ring_head), slot, tag);
+        uint64_t e = p2_notify_entry(p2_notify_serial(ring_head), slot, tag,
+                                     from < 0 ? dev.node : (unsigned)from);
         std::memcpy(host.data() + off, &e, sizeof e);
         ring_head++;
         return true;

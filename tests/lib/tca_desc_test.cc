@@ -50,7 +50,7 @@ TEST_F(TcaDescBuild, PlainTransferFields)
     EXPECT_EQ(d.src, p2_node_base(kSelf) + P2_HOST_OFFSET + 0x1000 + 16);
     EXPECT_EQ(d.dst, p2_node_base(2) + P2_GPU_OFFSET + 0x2000 + 8);
     EXPECT_EQ(d.length, 100u);
-    EXPECT_EQ(d.flags, P2_DESC_NOTIFY);
+    EXPECT_EQ(d.flags, P2_DESC_NOTIFY | P2_DESC_PIPELINE);
     EXPECT_EQ(d.block_count, 1u);
     EXPECT_EQ(d.src_stride, 0u);
     EXPECT_EQ(d.dst_stride, 0u);

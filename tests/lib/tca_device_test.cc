@@ -354,16 +354,88 @@ TEST_F(TcaDevice, SetAndStartErrors)
     tcaDescFree(d);
 }
 
-TEST_F(TcaDevice, OlderNamesBehaveAlike)
+TEST_F(TcaDevice, OlderTablesFillChainPositions)
 {
     tcaHandle src = local(tcaMemoryCPU, 64);
-    tcaDesc *d = nullptr;
-    EXPECT_EQ(tcaCreateDMADesc(nullptr), TCA_ERROR_INVALID_ARGUMENT);
-    ASSERT_EQ(tcaCreateDMADesc(&d), TCA_SUCCESS);
-    ASSERT_NE(d, nullptr);
-    ASSERT_EQ(tcaSetDMADescMemcpy(d, &src, 32, &src, 0, 8, 0, 0, 0), TCA_SUCCESS);
-    ASSERT_EQ(tcaSetDMAChain(d, 1), TCA_SUCCESS);
-    EXPECT_NE(fake.written(P2_REG_DMA(1, P2_DMA_DESC_PTR)), ~0ull);
+    auto chain = [&](int ch) {
+        uint64_t ptr = fake.written(P2_REG_DMA(ch, P2_DMA_DESC_PTR));
+        return (const p2_desc *)(fake.host.data() + p2_addr_offset(ptr) - P2_HOST_OFFSET);
+    };
+    int t0 = -1, t1 = -1, next = 0;
+    EXPECT_EQ(tcaCreateDMADesc(nullptr, 4), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaCreateDMADesc(&t0, 0), TCA_ERROR_INVALID_ARGUMENT);
+    ASSERT_EQ(tcaCreateDMADesc(&t0, 1024), TCA_SUCCESS);
+    ASSERT_EQ(tcaCreateDMADesc(&t1, 1024), TCA_SUCCESS);
+    EXPECT_NE(t0, t1);
+    EXPECT_EQ(tcaSetDMAChain(1, t0), TCA_ERROR_EMPTY_CHAIN) << "nothing in the table";
+    // One counter across two tables, as the public stencil programs keep it.
+    ASSERT_EQ(tcaSetDMADesc_Memcpy(t0, next, &next, &src, 32, &src, 0, 8, 0, 0, 0), TCA_SUCCESS);
+    EXPECT_EQ(next, 1);
+    ASSERT_EQ(tcaSetDMADesc_Memcpy2D(t1, next, &next, &src, 40, 16, &src, 8, 16, 8, 2,
+                                     tcaDMANotify, 3, 0x100),
+              TCA_SUCCESS);
+    EXPECT_EQ(next, 2);
+    EXPECT_EQ(tcaSetDMADescMemcpy(t0, 1024, &next, &src, 0, &src, 0, 8, 0, 0, 0),
+              TCA_ERROR_INVALID_DESC) << "index outside the table";
+    EXPECT_EQ(tcaSetDMADesc_Memcpy(t0, -1, &next, &src, 0, &src, 0, 8, 0, 0, 0),
+              TCA_ERROR_INVALID_DESC);
+    EXPECT_EQ(tcaSetDMADesc_Memcpy(99, 0, &next, &src, 0, &src, 0, 8, 0, 0, 0),
+              TCA_ERROR_INVALID_DESC) << "no such table";
+    EXPECT_EQ(tcaSetDMADesc_Memcpy(t0, 0, &next, &src, 0, &src, 0, 0, 0, 0, 0),
+              TCA_ERROR_INVALID_ARGUMENT) << "the checks of tcaDescSetMemcpy";
+    EXPECT_EQ(next, 2) << "output untouched on failure";
+    EXPECT_EQ(tcaSetDMAChain(1, t1), TCA_ERROR_EMPTY_CHAIN) << "position 0 never filled";
+    EXPECT_EQ(tcaSetDMAChain(TCA_DMA_CHANNELS, t0), TCA_ERROR_INVALID_CHANNEL);
+    EXPECT_EQ(tcaSetDMAChain(1, 99), TCA_ERROR_INVALID_DESC);
+
+    ASSERT_EQ(tcaSetDMAChain(1, t0), TCA_SUCCESS);
+    ASSERT_EQ(tcaSetDMAChain(1, t1), TCA_SUCCESS) << "appends at position 1";
+    const p2_desc *c = chain(1);
+    EXPECT_EQ(c[0].dst, src.pcie_addr + 32);
+    EXPECT_NE(c[0].next, 0u);
+    EXPECT_EQ(c[1].dst, src.pcie_addr + 40);
+    EXPECT_EQ(c[1].block_count, 2u);
+    EXPECT_EQ(c[1].flags, (uint32_t)(P2_DESC_NOTIFY | P2_DESC_BLOCK_STRIDE));
+    EXPECT_EQ(c[1].next, 0u);
+    ASSERT_EQ(tcaStartDMADesc(1), TCA_SUCCESS);
+
+    ASSERT_EQ(tcaSetDMAChain(1, t0), TCA_SUCCESS) << "cut after the table's last entry";
+    EXPECT_EQ(chain(1)[0].next, 0u);
+    ASSERT_EQ(tcaDestroyDMADesc(t0), TCA_SUCCESS);
+    EXPECT_EQ(tcaDestroyDMADesc(t0), TCA_ERROR_INVALID_DESC);
+    ASSERT_EQ(tcaStartDMADesc(1), TCA_SUCCESS) << "what a destroyed table loaded stays loaded";
+    int t2 = -1;
+    ASSERT_EQ(tcaCreateDMADesc(&t2, 1), TCA_SUCCESS);
+    EXPECT_EQ(t2, t0) << "the lowest free tag";
+
+    tcaDesc *d = tcaDescNew();
+    ASSERT_EQ(tcaDescSetMemcpy(d, &src, 8, &src, 0, 8, 0, 0, 0), TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSet(d, 1), TCA_SUCCESS);
+    EXPECT_EQ(tcaSetDMAChain(1, t1), TCA_ERROR_EMPTY_CHAIN)
+        << "tcaDescSet emptied the positions the tables had filled";
+    tcaDescFree(d);
+    tcaDestroyDMADesc(t1);
+    tcaDestroyDMADesc(t2);
+}
+
+TEST_F(TcaDevice, ResetUnloadsChannelsAndDropsNotifications)
+{
+    tcaHandle src = local(tcaMemoryCPU, 64);
+    tcaDesc *d = tcaDescNew();
+    ASSERT_EQ(tcaDescSetMemcpy(d, &src, 8, &src, 0, 8, 0, 0, 0), TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSet(d, 2), TCA_SUCCESS);
+    ASSERT_TRUE(fake.raise(4, 0x100));
+    ASSERT_TRUE(fake.raise(5, 0x100));
+    EXPECT_EQ(tcaTestDMARecvDesc(nullptr, 5, 0x100), TCA_SUCCESS) << "keeps (4, 0x100)";
+    fake.regs[P2_REG_NOTIFY_HEAD] = 2;
+    fake.calls.clear();
+    ASSERT_EQ(tcaReset(), TCA_SUCCESS);
+    EXPECT_EQ(fake.written(P2_REG_NOTIFY_TAIL), 2u) << "the board learns the ring is read";
+    EXPECT_EQ(fake.ops_named("wait_reg").size(), 1u) << "waits for the loaded channel only";
+    EXPECT_EQ(tcaStartDMADesc(2), TCA_ERROR_CHANNEL_NOT_SET);
+    EXPECT_EQ(tcaTestDMARecvDesc(nullptr, 4, 0x100), TCA_NOT_YET) << "the kept one is gone";
+    ASSERT_TRUE(fake.raise(4, 0x100));
+    EXPECT_EQ(tcaTestDMARecvDesc(nullptr, 4, 0x100), TCA_SUCCESS) << "new ones arrive";
     tcaDescFree(d);
 }
 
@@ -432,7 +504,7 @@ TEST(TcaNotifyRing, InitProgramsTheNotificationRing)
     EXPECT_FALSE(fake.raise(0, 0)) << "the board drops notifications now";
 }
 
-TEST_F(TcaDevice, RecvWaitAndTestMatchSlotAndTag)
+TEST_F(TcaDevice, RecvWaitAndTestMatchNodeSlotAndTag)
 {
     tcaHandle h = local(tcaMemoryCPU, 64);
     tcaHandle other = remote(3, 0, 64);
@@ -453,18 +525,24 @@ TEST_F(TcaDevice, RecvWaitAndTestMatchSlotAndTag)
     EXPECT_EQ(waits[1].a, ring_word_offset(1));
     EXPECT_EQ(waits[2].c, (uint64_t)p2_notify_serial(2) << 32);
 
+    EXPECT_EQ(tcaTestDMARecvDesc(&other, 4, 0x100), TCA_NOT_YET)
+        << "raised by this node's DMAC: node 3's handle does not match";
     fake.calls.clear();
-    EXPECT_EQ(tcaTestDMARecvDesc(&other, 4, 0x100), TCA_SUCCESS) << "any handle";
-    EXPECT_EQ(tcaWaitDMARecvDesc(nullptr, 4, 0x100), TCA_SUCCESS) << "NULL handle too";
+    EXPECT_EQ(tcaTestDMARecvDesc(&h, 4, 0x100), TCA_SUCCESS) << "this node's handle does";
+    EXPECT_EQ(tcaWaitDMARecvDesc(nullptr, 4, 0x100), TCA_SUCCESS) << "NULL: any node's";
     EXPECT_TRUE(fake.calls.empty()) << "both claimed from what was already read";
     EXPECT_EQ(tcaTestDMARecvDesc(&h, 4, 0x100), TCA_NOT_YET) << "each arrival claimed once";
+
+    ASSERT_TRUE(fake.raise(4, 0x100, 3));
+    EXPECT_EQ(tcaTestDMARecvDesc(&h, 4, 0x100), TCA_NOT_YET) << "node 3's is not this node's";
+    EXPECT_EQ(tcaTestDMARecvDesc(&other, 4, 0x100), TCA_SUCCESS) << "node 3's handle claims it";
 
     ASSERT_TRUE(fake.raise(4, 0x100));
     fake.calls.clear();
     EXPECT_EQ(tcaWaitDMARecvDesc(&h, 4, 0x100), TCA_SUCCESS) << "straight from the ring";
     waits = fake.ops_named("wait_mem");
     ASSERT_EQ(waits.size(), 1u);
-    EXPECT_EQ(waits[0].a, ring_word_offset(2));
+    EXPECT_EQ(waits[0].a, ring_word_offset(3));
     EXPECT_EQ(waits[0].d, 1u) << "a wait blocks";
 }
 

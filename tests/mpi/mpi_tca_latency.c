@@ -54,7 +54,7 @@ int main(int argc, char **argv)
             memset(send, i + 1, BYTES);
             double t0 = MPI_Wtime();
             CHECK(tcaStartDMADesc(0));
-            CHECK(tcaWaitDMARecvDesc(&hr, PONG, TAG));
+            CHECK(tcaWaitDMARecvDesc(&all[1], PONG, TAG));
             double t1 = MPI_Wtime();
             CHECK(tcaWaitDMAC(0));
             if (i >= WARMUP)
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
             for (int b = 0; b < BYTES; b++)
                 wrong += recv[b] != (unsigned char)(i + 1);
         } else {
-            CHECK(tcaWaitDMARecvDesc(&hr, PING, TAG));
+            CHECK(tcaWaitDMARecvDesc(&all[0], PING, TAG));
             CHECK(tcaStartDMADesc(0));
             CHECK(tcaWaitDMAC(0));
         }

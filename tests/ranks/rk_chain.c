@@ -123,13 +123,14 @@ static void prepare(const xfer *plan, size_t n)
     }
 }
 
-/* After a round: this rank's notifications (last first: the pending table
- * keeps the others), then every byte of its destination buffers. */
+/* After a round: this rank's notifications, raised by the sender's DMAC
+ * (last first: the pending table keeps the others), then every byte of its
+ * destination buffers. */
 static void verify(const xfer *plan, size_t n, const char *what)
 {
     for (size_t i = n; i-- > 0;)
         if (plan[i].dst_rank == rank)
-            RK_TCA(tcaWaitDMARecvDesc(&dst[plan[i].dk].handle, slot_of(i), tag_of(i)));
+            RK_TCA(tcaWaitDMARecvDesc(&all[SENDER].dst[plan[i].dk], slot_of(i), tag_of(i)));
     size_t ext[2];
     extents(plan, n, ext);
     for (int k = 0; k < 2; k++) {

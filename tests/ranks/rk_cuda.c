@@ -151,7 +151,7 @@ static void data_checks(void)
         printf("rank 0: GPU-to-GPU DMA of %d bytes from cudaMalloc memory sent in %.3f us\n",
                BYTES, (t1 - t0) * 1e6);
     } else {
-        RK_TCA(tcaWaitDMARecvDesc(&mine, SLOT, TAG));
+        RK_TCA(tcaWaitDMARecvDesc(&all[0], SLOT, TAG));
         CU(cudaMemcpy(h, d, BYTES, cudaMemcpyDefault));
         rk_check(h, BYTES, 0xc0da, 0, 0, "cudaMemcpy D2H after the DMA");
         printf("rank 1: cudaMalloc memory received by GPU-to-GPU DMA, all bytes right\n");

@@ -73,7 +73,7 @@ int main(void)
         printf("rank 0: GPU-to-GPU DMA of %d bytes between stand-in driver allocations in %.3f us\n",
                BYTES, t * 1e6);
     } else {
-        RK_TCA(tcaWaitDMARecvDesc(&mine, SLOT, TAG));
+        RK_TCA(tcaWaitDMARecvDesc(&all[0], SLOT, TAG));
         CUDRV(cuMemcpyDtoH_v2(h, d + BYTES, BYTES));
         rk_check(h, BYTES, 0x1dc, 0, 0, "the DMA into registered driver memory");
         printf("rank 1: driver memory received by GPU-to-GPU DMA, all bytes right\n");
@@ -103,7 +103,7 @@ int main(void)
     if (rank == 0) {
         dma(&his[1], 100, &hh, 0, 4096 - 100);
     } else {
-        RK_TCA(tcaWaitDMARecvDesc(&hi, SLOT, TAG));
+        RK_TCA(tcaWaitDMARecvDesc(&his[0], SLOT, TAG));
         CUDRV(cuMemcpyDtoH_v2(h, d + BYTES + 100, 4096 - 100));
         rk_check(h, 4096 - 100, 0x77, 0, 0, "host memory into the second handle");
         CUDRV(cuMemcpyDtoH_v2(h, d, BYTES));

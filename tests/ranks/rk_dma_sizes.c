@@ -131,7 +131,7 @@ int main(int argc, char **argv)
                     if (!sending) {
                         rk_guard(dst[dk].bytes, 0, end);
                         rk_signal(&link); /* ready */
-                        RK_TCA(tcaWaitDMARecvDesc(&dst[dk].handle, SLOT, tag));
+                        RK_TCA(tcaWaitDMARecvDesc(&all[peer].dst[dk], SLOT, tag));
                         rk_check_guard(dst[dk].bytes, 0, doff, what);
                         rk_check(dst[dk].bytes + doff, n, seq, soff, doff, what);
                         rk_check_guard(dst[dk].bytes, doff + n, end, what);

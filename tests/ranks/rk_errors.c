@@ -179,14 +179,23 @@ static void refuse_arguments(tcaDesc *d, const tcaHandle *peer)
     RK_EXPECT(tcaDescSet(empty, 0), TCA_ERROR_EMPTY_CHAIN);
     RK_EXPECT(tcaDescSet(NULL, 0), TCA_ERROR_INVALID_ARGUMENT);
     RK_EXPECT(tcaDescFree(NULL), TCA_ERROR_INVALID_ARGUMENT);
+    int table, next = 0;
+    RK_EXPECT(tcaCreateDMADesc(&table, 4), TCA_SUCCESS);
+    RK_EXPECT(tcaSetDMAChain(0, table), TCA_ERROR_EMPTY_CHAIN);
+    RK_EXPECT(tcaSetDMADesc_Memcpy(table, 4, &next, peer, 0, &src.handle, 0, 8, 0, 0, 0),
+              TCA_ERROR_INVALID_DESC);
+    RK_EXPECT(tcaSetDMADesc_Memcpy(table, 0, &next, peer, 0, &src.handle, 0, 8, 0, 0, 0),
+              TCA_SUCCESS);
     for (int c = -1; c <= TCA_DMA_CHANNELS; c += TCA_DMA_CHANNELS + 1) {
         RK_EXPECT(tcaDescSet(d, c), TCA_ERROR_INVALID_CHANNEL);
-        RK_EXPECT(tcaSetDMAChain(d, c), TCA_ERROR_INVALID_CHANNEL);
+        RK_EXPECT(tcaSetDMAChain(c, table), TCA_ERROR_INVALID_CHANNEL);
         RK_EXPECT(tcaStartDMADesc(c), TCA_ERROR_INVALID_CHANNEL);
         RK_EXPECT(tcaWaitDMAC(c), TCA_ERROR_INVALID_CHANNEL);
         RK_EXPECT(tcaGetDMAError(c, &e), TCA_ERROR_INVALID_CHANNEL);
     }
     RK_EXPECT(tcaGetDMAError(0, NULL), TCA_ERROR_INVALID_ARGUMENT);
+    RK_EXPECT(tcaDestroyDMADesc(table), TCA_SUCCESS);
+    RK_EXPECT(tcaDestroyDMADesc(table), TCA_ERROR_INVALID_DESC);
     RK_EXPECT(tcaStartDMADesc(2), TCA_ERROR_CHANNEL_NOT_SET);
     /* A chain freed while loaded in chain mode leaves its channel unset. */
     tcaDesc *once = tcaDescNew();
@@ -308,8 +317,9 @@ static void owner(void)
 {
     rk_guard(dst.bytes, 0, BYTES);
     rk_signal(&link);
-    RK_TCA(tcaWaitDMARecvDesc(&dst.handle, EDGE_SLOT, TAG));
-    RK_TCA(tcaWaitDMARecvDesc(&dst.handle, AFTER_SLOT, TAG));
+    const tcaHandle *sender = &all[1 - OWNER].dst; /* whose DMA raises them */
+    RK_TCA(tcaWaitDMARecvDesc(sender, EDGE_SLOT, TAG));
+    RK_TCA(tcaWaitDMARecvDesc(sender, AFTER_SLOT, TAG));
     /* Expected: src[0] at the last byte, src[BYTES - 1] at the first, and
      * AFTER_BYTES from AFTER_SRC at AFTER_DST; guard bytes elsewhere. */
     rk_check(dst.bytes, 1, 7, BYTES - 1, 0, "first byte");

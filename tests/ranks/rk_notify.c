@@ -4,13 +4,16 @@
  *
  *  1. tcaTestDMARecvDesc says TCA_NOT_YET before anything is sent, then
  *     TCA_SUCCESS once the transfer has arrived (polled while the clock
- *     advances), then TCA_NOT_YET again (the notification was consumed).
+ *     advances), then TCA_NOT_YET again (the notification was consumed). A
+ *     test with the receiver's own handle never claims it: the handle names
+ *     the node whose DMA raised the notification, the sender's.
  *  2. Transfers with different (slot, tag) pairs, one pair three times, are
  *     sent in one order and claimed in another (the last first), by waits and
- *     by tests, with various handles and NULL: only the pair matters. Every
+ *     by tests, with different handles of the sender's node and NULL. Every
  *     pair then tests TCA_NOT_YET.
- *  3. tcaDMANotifySelf: the sender gets the notification, the receiver not;
- *     with tcaDMANotify | tcaDMANotifySelf both do.
+ *  3. tcaDMANotifySelf: the sender gets the notification (waited for with
+ *     its own handle; the receiver's does not match), the receiver not; with
+ *     tcaDMANotify | tcaDMANotifySelf both do.
  *  4. The pending table: TCA_NOTIFY_BACKLOG_MAX + 2 distinct pairs arrive;
  *     waiting for the last returns TCA_ERROR_NOTIFY_BACKLOG, and succeeds
  *     once a kept pair has been claimed; all the others are then claimed.
@@ -75,19 +78,19 @@ static void phase_test_before_after(void)
     const int slot = 5, tag = 0x100;
     if (rank == RECEIVER) {
         rk_guard(dst.bytes, 0, BUF_BYTES);
-        RK_EXPECT(tcaTestDMARecvDesc(&dst.handle, slot, tag), TCA_NOT_YET);
+        RK_EXPECT(tcaTestDMARecvDesc(&all[SENDER].dst, slot, tag), TCA_NOT_YET);
         RK_EXPECT(tcaTestDMARecvDesc(NULL, slot, tag), TCA_NOT_YET);
         rk_signal(&link); /* only now does the sender send */
         int polls = 0;
         tcaresult r;
-        while ((r = tcaTestDMARecvDesc(&dst.handle, slot, tag)) == TCA_NOT_YET) {
+        while ((r = tcaTestDMARecvDesc(&all[SENDER].dst, slot, tag)) == TCA_NOT_YET) {
             if (++polls == TEST_POLL_MAX)
                 rk_fail("tcaTestDMARecvDesc: nothing after %d polls", polls);
             p2_compute(TEST_POLL_S);
         }
         RK_TCA(r);
         check_regions(1, 1, "test before and after");
-        RK_EXPECT(tcaTestDMARecvDesc(&dst.handle, slot, tag), TCA_NOT_YET);
+        RK_EXPECT(tcaTestDMARecvDesc(&all[SENDER].dst, slot, tag), TCA_NOT_YET);
         printf("rank 1: TCA_NOT_YET before the send, TCA_SUCCESS after %d polls, then "
                "TCA_NOT_YET\n", polls);
     } else {
@@ -107,11 +110,19 @@ static void phase_out_of_order(void)
     rk_guard(dst.bytes, 0, BUF_BYTES);
     rk_signal(&link);
     /* The last sent first: every earlier entry is read and kept meanwhile. */
-    RK_TCA(tcaWaitDMARecvDesc(&dst.handle, pairs[NPAIRS - 1].slot, pairs[NPAIRS - 1].tag));
+    RK_TCA(tcaWaitDMARecvDesc(&all[SENDER].dst, pairs[NPAIRS - 1].slot, pairs[NPAIRS - 1].tag));
     check_regions(NPAIRS, 2, "out-of-order claims");
-    /* Then from the end backwards, alternating waits (any handle) and tests. */
+    /* This node's handles name this node's DMAs: none of the kept ones. */
+    for (size_t i = 0; i + 1 < NPAIRS; i++) {
+        RK_EXPECT(tcaTestDMARecvDesc(&dst.handle, pairs[i].slot, pairs[i].tag), TCA_NOT_YET);
+        RK_EXPECT(tcaTestDMARecvDesc(&other.handle, pairs[i].slot, pairs[i].tag), TCA_NOT_YET);
+    }
+    /* Then from the end backwards, alternating waits and tests, with either
+     * of the sender's handles or NULL. */
     for (size_t i = NPAIRS - 1; i-- > 0;) {
-        const tcaHandle *h = i % 3 == 0 ? NULL : i % 3 == 1 ? &dst.handle : &other.handle;
+        const tcaHandle *h = i % 3 == 0   ? NULL
+                             : i % 3 == 1 ? &all[SENDER].dst
+                                          : &all[SENDER].signal;
         if (i % 2)
             RK_TCA(tcaWaitDMARecvDesc(h, pairs[i].slot, pairs[i].tag));
         else
@@ -129,11 +140,13 @@ static void phase_notify_self(void)
     if (rank == SENDER) {
         rk_signal_wait();
         send(0, 3, tcaDMANotifySelf, self_only.slot, self_only.tag);
-        /* As clients do: wait with the remote region's handle. */
-        RK_TCA(tcaWaitDMARecvDesc(&all[RECEIVER].dst, self_only.slot, self_only.tag));
+        /* As clients do: wait for the own completion with an own handle. */
+        RK_EXPECT(tcaTestDMARecvDesc(&all[RECEIVER].dst, self_only.slot, self_only.tag),
+                  TCA_NOT_YET);
+        RK_TCA(tcaWaitDMARecvDesc(&src.handle, self_only.slot, self_only.tag));
         RK_EXPECT(tcaTestDMARecvDesc(NULL, self_only.slot, self_only.tag), TCA_NOT_YET);
         send(1, 3, tcaDMANotify | tcaDMANotifySelf, both.slot, both.tag);
-        RK_TCA(tcaWaitDMARecvDesc(&all[RECEIVER].dst, both.slot, both.tag));
+        RK_TCA(tcaWaitDMARecvDesc(&all[SENDER].dst, both.slot, both.tag));
         RK_EXPECT(tcaTestDMARecvDesc(NULL, both.slot, both.tag), TCA_NOT_YET);
         rk_signal(&link); /* behind both transfers on the same path */
         printf("rank 0: self notifications received\n");
@@ -141,7 +154,7 @@ static void phase_notify_self(void)
     }
     rk_guard(dst.bytes, 0, BUF_BYTES);
     rk_signal(&link);
-    RK_TCA(tcaWaitDMARecvDesc(&dst.handle, both.slot, both.tag));
+    RK_TCA(tcaWaitDMARecvDesc(&all[SENDER].dst, both.slot, both.tag));
     rk_signal_wait();
     check_regions(2, 3, "notify-self");
     /* Self-only raised nothing here. */

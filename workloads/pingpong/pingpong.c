@@ -240,7 +240,7 @@ static pp_result run_size(pp_state *s, pp_mode mode, uint64_t size)
                 pio_wait(lane->recv.bytes, size, sequence);
             } else {
                 WL_TCA(tcaStartDMADesc(DMA_CHANNEL));
-                WL_TCA(tcaWaitDMARecvDesc(&lane->recv.handle, PONG_SLOT, NOTIFY_TAG));
+                WL_TCA(tcaWaitDMARecvDesc(&lane->peer_recv, PONG_SLOT, NOTIFY_TAG));
             }
             double end = p2_wtime();
             /* Outside the timed span: the channel must be idle before the
@@ -255,7 +255,7 @@ static pp_result run_size(pp_state *s, pp_mode mode, uint64_t size)
             pio_wait(lane->recv.bytes, size, sequence);
             pio_send(&window, lane->recv.bytes, size, sequence);
         } else {
-            WL_TCA(tcaWaitDMARecvDesc(&lane->recv.handle, PING_SLOT, NOTIFY_TAG));
+            WL_TCA(tcaWaitDMARecvDesc(&lane->peer_recv, PING_SLOT, NOTIFY_TAG));
             WL_TCA(tcaStartDMADesc(DMA_CHANNEL));
             wait_channel(DMA_CHANNEL);
         }

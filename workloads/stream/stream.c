@@ -328,7 +328,7 @@ int main(int argc, char **argv)
     WL_TCA(p2_exchange_barrier());
     st_times mine = {.start = p2_wtime()};
     WL_TCA(tcaStartDMADesc(DMA_CHANNEL));
-    WL_TCA(tcaWaitDMARecvDesc(&recv.handle, STREAM_SLOT, NOTIFY_TAG));
+    WL_TCA(tcaWaitDMARecvDesc(&handles[from], STREAM_SLOT, NOTIFY_TAG));
     mine.received = p2_wtime();
     wait_channel(DMA_CHANNEL);
     if (config.common.check)

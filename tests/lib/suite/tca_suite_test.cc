@@ -72,7 +72,12 @@ public:
                                (tcaMemoryKind)mine.kind, kPeer);
     }
     void barrier() override {}
-    void delivered(int slot, int tag) override { fake_->raise((unsigned)slot, (unsigned)tag); }
+    // The notification of a transfer the peer's DMAC sent (the sender's
+    // handle, `peer` below, names that node to the receiver's waits).
+    void delivered(int slot, int tag) override
+    {
+        fake_->raise((unsigned)slot, (unsigned)tag, (int)kPeer);
+    }
     bool moves_data() const override { return false; }
     FakeDevice *fake() override { return fake_.get(); }
 
@@ -337,7 +342,7 @@ TEST_P(TcaSuite, ChainOfThreeWithNotify)
     }
     if (b->receiver()) {
         for (size_t k : {1, 2, 0})  // any order of claims
-            EXPECT_EQ(tcaWaitDMARecvDesc(&dst.handle, 5, 0x70 + (int)k), TCA_SUCCESS);
+            EXPECT_EQ(tcaWaitDMARecvDesc(&peer, 5, 0x70 + (int)k), TCA_SUCCESS);
         EXPECT_EQ(tcaTestDMARecvDesc(nullptr, 5, 0x70), TCA_NOT_YET) << "claimed once only";
         if (b->moves_data()) {
             for (size_t i = 0; i < 3 * kPiece; i++)
@@ -437,7 +442,7 @@ TEST_P(TcaSuite, TestRecvNotYetThenSuccess)
     Buf &dst = alloc(64);
     tcaHandle peer = pair(src, dst, 59);
     if (b->receiver()) {
-        EXPECT_EQ(tcaTestDMARecvDesc(&dst.handle, 9, 3), TCA_NOT_YET);
+        EXPECT_EQ(tcaTestDMARecvDesc(&peer, 9, 3), TCA_NOT_YET);
     }
     b->barrier();  // the receiver has tested before anything was sent
     if (b->sender()) {
@@ -453,9 +458,9 @@ TEST_P(TcaSuite, TestRecvNotYetThenSuccess)
     if (b->receiver()) {
         tcaresult r = TCA_NOT_YET;
         for (int polls = 0; r == TCA_NOT_YET && polls < 1000000; polls++)
-            r = tcaTestDMARecvDesc(&dst.handle, 9, 3);
+            r = tcaTestDMARecvDesc(&peer, 9, 3);
         EXPECT_EQ(r, TCA_SUCCESS);
-        EXPECT_EQ(tcaTestDMARecvDesc(&dst.handle, 9, 3), TCA_NOT_YET) << "consumed";
+        EXPECT_EQ(tcaTestDMARecvDesc(&peer, 9, 3), TCA_NOT_YET) << "consumed";
         if (b->moves_data()) {
             for (size_t i = 0; i < 64; i++)
                 ASSERT_EQ(dst.bytes[i], pattern(59, i)) << "byte " << i;
@@ -477,21 +482,25 @@ TEST_P(TcaSuite, OlderNamesBehaveLikeTheNewOnes)
         SCOPED_TRACE(old ? "old names" : "new names");
         if (b->fake())
             b->fake()->calls.clear();
-        tcaDesc *d = nullptr;
+        tcaDesc *d = old ? nullptr : tcaDescNew();
+        int table = -1, next = 0;
         if (old)
-            ASSERT_EQ(tcaCreateDMADesc(&d), TCA_SUCCESS);
+            ASSERT_EQ(tcaCreateDMADesc(&table, 16), TCA_SUCCESS);
         else
-            d = tcaDescNew();
-        ASSERT_NE(d, nullptr);
-        auto memcpy_ = old ? tcaSetDMADescMemcpy : tcaDescSetMemcpy;
-        auto set = old ? tcaSetDMAChain : tcaDescSet;
-        ASSERT_EQ(memcpy_(d, &dst.handle, 256 * old, &src.handle, 0, 200, tcaDMANotifySelf, 11,
-                          20),
-                  TCA_SUCCESS);
-        EXPECT_EQ(memcpy_(d, &dst.handle, 0, &src.handle, 0, 0, 0, 0, 0),
-                  TCA_ERROR_INVALID_ARGUMENT);
-        EXPECT_EQ(set(d, TCA_DMA_CHANNELS), TCA_ERROR_INVALID_CHANNEL);
-        ASSERT_EQ(set(d, 3), TCA_SUCCESS);
+            ASSERT_NE(d, nullptr);
+        auto memcpy_ = [&](size_t dst_offset, size_t size, int flags, int slot, int tag) {
+            return old ? tcaSetDMADescMemcpy(table, 0, &next, &dst.handle, dst_offset,
+                                             &src.handle, 0, size, flags, slot, tag)
+                       : tcaDescSetMemcpy(d, &dst.handle, dst_offset, &src.handle, 0, size,
+                                          flags, slot, tag);
+        };
+        auto set = [&](int channel) {
+            return old ? tcaSetDMAChain(channel, table) : tcaDescSet(d, channel);
+        };
+        ASSERT_EQ(memcpy_(256 * old, 200, tcaDMANotifySelf, 11, 20), TCA_SUCCESS);
+        EXPECT_EQ(memcpy_(0, 0, 0, 0, 0), TCA_ERROR_INVALID_ARGUMENT);
+        EXPECT_EQ(set(TCA_DMA_CHANNELS), TCA_ERROR_INVALID_CHANNEL);
+        ASSERT_EQ(set(3), TCA_SUCCESS);
         if (b->fake()) {
             const p2_desc *c = fake_chain(3);
             ASSERT_NE(c, nullptr);
@@ -506,11 +515,11 @@ TEST_P(TcaSuite, OlderNamesBehaveLikeTheNewOnes)
             EXPECT_EQ(tcaTestDMARecvDesc(nullptr, 11, 20), TCA_SUCCESS);
         else
             EXPECT_EQ(tcaWaitDMARecvDesc(nullptr, 11, 20), TCA_SUCCESS);
-        EXPECT_EQ(tcaDescFree(d), TCA_SUCCESS);
+        EXPECT_EQ(old ? tcaDestroyDMADesc(table) : tcaDescFree(d), TCA_SUCCESS);
         if (b->fake())
             calls[old] = b->fake()->calls;
     }
-    EXPECT_EQ(tcaCreateDMADesc(nullptr), TCA_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(tcaCreateDMADesc(nullptr, 1), TCA_ERROR_INVALID_ARGUMENT);
     if (b->fake()) {
         // The old chain differs only in its destination offset (256).
         ASSERT_EQ(descs[0].size(), descs[1].size());
