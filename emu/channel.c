@@ -86,7 +86,7 @@ p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode)
     job->nranks = nranks;
     job->clock_mode = (uint32_t)mode;
     job->launcher_pid = (int32_t)getpid();
-    for (unsigned r = 0; r < nranks; r++)
+    for (unsigned r = 0; r < nranks * P2_RANK_LANES; r++)
         job->ranks[r].clock_pub = P2_CLOCK_UNKNOWN;
     p2_st_sc(&job->magic, P2_JOB_MAGIC);
     return job;

@@ -40,10 +40,13 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763036ULL /* "P2JOBv06" */
+#define P2_JOB_MAGIC 0x50324a4f42763037ULL /* "P2JOBv07" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
+/* Channels per rank: its own (lane 0, the thread that attached) and one per
+ * further program thread that uses the libraries (rt_threads.c). */
+#define P2_RANK_LANES 4
 #define P2_CHAN_DATA_BYTES 448             /* PIO bytes carried by one request */
 
 /* Spinning before sleeping: enough rounds to catch an answer that is
@@ -75,9 +78,12 @@ typedef enum p2_chan_op {
     P2_CHAN_GPU_REGISTER = 8,  /* blocking, no device: back [a, a + b) of the node's GPU
                                   window (offsets from its start) with real GPU memory;
                                   data holds a p2_chan_gpu_ipc (README, CUDA) */
-    P2_CHAN_GPU_UNREGISTER = 9 /* blocking: end the range registered at window offset a
+    P2_CHAN_GPU_UNREGISTER = 9, /* blocking: end the range registered at window offset a
                                   (answered once the simulator closed its mapping, so
                                   that the rank may cudaFree the memory then) */
+    P2_CHAN_UNPARK = 10        /* posted, no device: lane a of this rank, parked for the
+                                  b-th time (parked_seq), runs again from this stamp: the
+                                  thread posting it woke that lane's thread */
 } p2_chan_op;
 
 /* P2_CHAN_GPU_REGISTER's data: the CUDA IPC handle of the allocation
@@ -138,7 +144,8 @@ typedef struct p2_chan_resp {
     uint64_t time_ps;  /* simulated time at which the answer became true */
 } p2_chan_resp;
 
-/* Rank life cycle as seen in the segment. */
+/* Rank life cycle as seen in the segment (a thread lane's too: NEW is a
+ * free lane, EXITING a thread that ended; the simulator frees it again). */
 typedef enum p2_rank_state {
     P2_RANK_NEW = 0,      /* not attached yet */
     P2_RANK_ATTACHED = 1, /* channel in use */
@@ -169,6 +176,11 @@ typedef struct p2_job_rank {
     char mpi_wait[80];          /* the MPI layer: the call the rank is blocked in and what
                                    it waits for ("MPI_Recv from rank 5 tag 7"), or "" */
     uint64_t mpi_since_ps;      /* ... since this time on the rank's clock */
+    uint32_t parked_seq;        /* times the lane's thread parked: it sleeps until another
+                                   thread of the rank wakes it (pthread_cond_wait,
+                                   pthread_join) and sends nothing until a P2_CHAN_UNPARK
+                                   naming this count has run */
+    uint32_t lane_claims;       /* a thread lane: times a thread took it */
     /* written by the simulator */
     uint64_t req_tail;          /* requests consumed; futex on its low word */
     p2_chan_resp resp;
@@ -245,12 +257,24 @@ typedef struct p2_job {
     uint32_t sim_sleeping;
     uint8_t pad[56];
 
-    p2_job_rank ranks[]; /* nranks of them */
+    uint64_t sim_now_ps;        /* the simulator: the model's time, for a thread that
+                                   wakes outside simulated causality (rt_threads.c) */
+
+    /* nranks channels of the ranks themselves, then for each rank its
+     * P2_RANK_LANES - 1 thread lanes (p2_job_lane) */
+    p2_job_rank ranks[];
 } p2_job;
 
 static inline size_t p2_job_bytes(unsigned nranks)
 {
-    return sizeof(p2_job) + (size_t)nranks * sizeof(p2_job_rank);
+    return sizeof(p2_job) + (size_t)nranks * P2_RANK_LANES * sizeof(p2_job_rank);
+}
+
+/* Channel `lane` of rank `rank` (lane 0: the rank's own, job->ranks[rank]). */
+static inline p2_job_rank *p2_job_lane(p2_job *job, unsigned rank, unsigned lane)
+{
+    return lane == 0 ? &job->ranks[rank]
+                     : &job->ranks[job->nranks + rank * (P2_RANK_LANES - 1) + (lane - 1)];
 }
 
 /* --clock=cpu counts the CPU time of the program's thread (job rank `tid`),

@@ -21,9 +21,13 @@
  * number of times; its transfers take effect in order unless tcaDMAPipeline
  * lets them overlap.
  *
- * Not thread safe except where noted: one thread per process drives the
- * library, or callers serialise. A call whose device operation the backend
- * lacks returns TCA_ERROR_NOT_SUPPORTED (not repeated below).
+ * Threads: any thread may call the library (under p2run each has its own
+ * virtual clock, and one blocked in a wait never stops another), but calls
+ * that share state must not run at once: callers serialise the calls on one
+ * DMAC channel, the notification calls (tcaWaitDMARecvDesc/Test), and
+ * tcaInit/tcaFinalize against everything else; memory and handle calls are
+ * thread safe where noted. A call whose device operation the backend lacks
+ * returns TCA_ERROR_NOT_SUPPORTED (not repeated below).
  */
 #ifndef TCA_API_H
 #define TCA_API_H

@@ -45,12 +45,16 @@ Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& r
   poll_detect_ps_ = job->poll_detect_ps;
   ranks_on_node_.resize(cluster.nodes());
   gpu_ipc_.resize(cluster.nodes());
-  ranks_.resize(rank_node.size());
+  const unsigned nranks = static_cast<unsigned>(rank_node.size());
+  ranks_.resize(nranks * P2_RANK_LANES);
   for (unsigned i = 0; i < ranks_.size(); i++) {
     Rank& r = ranks_[i];
     r.index = i;
-    r.node = rank_node[i];
-    r.channel = &job->ranks[i];
+    r.owner = i < nranks ? i : (i - nranks) / (P2_RANK_LANES - 1);
+    r.lane = i < nranks ? 0 : 1 + (i - nranks) % (P2_RANK_LANES - 1);
+    r.node = rank_node[r.owner];
+    r.channel = p2_job_lane(job, r.owner, r.lane);
+    r.done = r.lane > 0;  // a thread lane counts once a thread takes it
     ranks_on_node_[r.node].push_back(i);
   }
   // Waits are re-checked exactly when what they look at can have changed: a
@@ -76,23 +80,51 @@ uint64_t Frontend::now_ps() const { return sc_core::sc_time_stamp().value(); }
 
 // ---- Ranks ---------------------------------------------------------------
 
+Frontend::Rank& Frontend::lane_of(unsigned rank, unsigned lane) {
+  const unsigned nranks = static_cast<unsigned>(ranks_.size() / P2_RANK_LANES);
+  return ranks_[lane == 0 ? rank : nranks + rank * (P2_RANK_LANES - 1) + (lane - 1)];
+}
+
+std::string Frontend::name(const Rank& r) const {
+  return "rank " + std::to_string(r.owner) +
+         (r.lane ? " thread " + std::to_string(r.lane) : std::string());
+}
+
 void Frontend::poll_ranks() {
   const bool shutdown = p2_ld(&job_->shutdown) != 0;
   for (Rank& r : ranks_) {
+    if (r.lane > 0 && r.done && !r.reaped && p2_ld_sc(&r.channel->state) == P2_RANK_ATTACHED &&
+        p2_ld(&r.channel->lane_claims) != r.claims) {
+      // A thread took the lane: it starts at its creator's clock.
+      Rank fresh;
+      fresh.index = r.index;
+      fresh.node = r.node;
+      fresh.owner = r.owner;
+      fresh.lane = r.lane;
+      fresh.channel = r.channel;
+      fresh.claims = p2_ld(&r.channel->lane_claims);
+      fresh.unparked_seq = p2_ld(&r.channel->parked_seq);
+      fresh.attached = true;
+      fresh.pid = ranks_[r.owner].pid;
+      int64_t start = p2_ld(&r.channel->clock_floor);
+      fresh.answer_floor = start > 0 ? static_cast<uint64_t>(start) : 0;
+      if (r.cpu_fd >= 0) close(r.cpu_fd);
+      r = std::move(fresh);
+    }
     if (r.done) continue;
     // Read "reaped" before draining: once the process is gone its ring is final.
-    if (!r.reaped && (shutdown || p2_ld(&r.channel->reaped))) r.reaped = true;
+    if (!r.reaped && (shutdown || p2_ld(&lane_of(r.owner, 0).channel->reaped))) r.reaped = true;
     if (!r.attached && p2_ld(&r.channel->state) >= P2_RANK_ATTACHED) {
       r.attached = true;
       r.pid = p2_ld(&r.channel->pid);
-      if (clock_ == P2_CLOCK_CPU) {
-        // Another process's thread clock cannot be read with clock_gettime;
-        // its scheduler statistics can (they lag a running thread by up to a
-        // tick, which only holds simulated time back, never runs it ahead).
-        std::string path = "/proc/" + std::to_string(r.pid) + "/task/" +
-                           std::to_string(p2_ld(&r.channel->tid)) + "/schedstat";
-        r.cpu_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      }
+    }
+    if (clock_ == P2_CLOCK_CPU && r.attached && r.cpu_fd < 0 && p2_ld(&r.channel->tid) != 0) {
+      // Another process's thread clock cannot be read with clock_gettime;
+      // its scheduler statistics can (they lag a running thread by up to a
+      // tick, which only holds simulated time back, never runs it ahead).
+      std::string path = "/proc/" + std::to_string(r.pid) + "/task/" +
+                         std::to_string(p2_ld(&r.channel->tid)) + "/schedstat";
+      r.cpu_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     }
     while (const p2_chan_req* in = p2_chan_peek(r.channel)) {
       Request q;
@@ -159,6 +191,9 @@ void Frontend::snapshot_clocks() {
   for (Rank& r : ranks_) {
     r.published = 0;
     if (!r.channel) continue;
+    // A parked thread sends nothing until an UNPARK, which its waker posts
+    // (stamped no earlier than the wake) before going on: read with the clocks.
+    r.parked = !r.done && p2_ld_sc(&r.channel->parked_seq) > r.unparked_seq;
     int64_t pub = p2_ld(&r.channel->clock_pub);
     if (pub == P2_CLOCK_UNKNOWN) continue;
     if (clock_ == P2_CLOCK_MODEL) {
@@ -192,7 +227,7 @@ Frontend::Key Frontend::min_running_horizon() {
   // rank inside holds nothing back.
   bool someone_outside = false;
   for (const Rank& r : ranks_)
-    if (!r.done && !in_world_collective(r)) someone_outside = true;
+    if (r.lane == 0 && !r.done && !in_world_collective(r)) someone_outside = true;
   Key best{kNever, ~0u};
   for (Rank& r : ranks_) {
     if (!running(r)) continue;
@@ -274,7 +309,7 @@ NodeDevice* Frontend::device_for(const Rank& r, const Request& q) {
 }
 
 void Frontend::warn(const Rank& r, const std::string& what) {
-  std::cerr << "p2sim: rank " << r.index << " (node " << r.node << "): " << what << " at "
+  std::cerr << "p2sim: " << name(r) << " (node " << r.node << "): " << what << " at "
             << us(now_ps()) << "\n";
 }
 
@@ -306,7 +341,19 @@ void Frontend::execute(Rank& r, Request& q) {
     case P2_CHAN_EXIT:
       r.done = true;
       r.done_at = now_ps();
+      if (r.lane > 0) p2_st_sc(&r.channel->state, static_cast<uint32_t>(P2_RANK_NEW));  // free
       return;
+    case P2_CHAN_UNPARK: {
+      if (q.a >= P2_RANK_LANES) {
+        warn(r, "unpark of lane " + std::to_string(q.a) + ", which no rank has; dropped");
+        return;
+      }
+      Rank& t = lane_of(r.owner, static_cast<unsigned>(q.a));
+      if (q.b > t.unparked_seq) t.unparked_seq = static_cast<uint32_t>(q.b);
+      // It runs again from the wake, whatever clock it published before.
+      t.answer_floor = std::max(t.answer_floor, q.stamp);
+      return;
+    }
     case P2_CHAN_MMIO_READ:
     case P2_CHAN_WAIT_REG:
     case P2_CHAN_WAIT_MEM:
@@ -475,6 +522,7 @@ int Frontend::run() {
   settle();  // SystemC's initialisation phase
   for (;;) {
     if (*flags_.stop) return 128 + *flags_.stop;
+    p2_st(&job_->sim_now_ps, now_ps());
     if (*flags_.dump) {
       *flags_.dump = 0;
       std::cerr << "p2sim: state at simulated time " << us(now_ps()) << ":\n";
@@ -573,7 +621,7 @@ int Frontend::deadlock() {
   std::cerr << "p2sim: deadlock at simulated time " << us(now_ps())
             << ": every rank waits and nothing is in flight";
   for (const Rank& r : ranks_)
-    if (r.reaped && r.done) {
+    if (r.lane == 0 && r.reaped && r.done) {
       std::cerr << " (rank " << r.index << " is gone: it died without leaving the simulator)";
       break;
     }
@@ -616,7 +664,8 @@ std::string Frontend::describe_wait(const Rank& r) const {
 
 void Frontend::print_ranks(std::ostream& out) const {
   for (const Rank& r : ranks_) {
-    out << "  rank " << r.index << " (node " << r.node << "): ";
+    if (r.lane > 0 && (r.done || !r.attached)) continue;  // threads: only live ones
+    out << "  " << name(r) << " (node " << r.node << "): ";
     if (r.done)
     {
       out << (r.reaped ? "gone" : "finished") << " at " << us(r.done_at);
@@ -638,6 +687,9 @@ void Frontend::print_ranks(std::ostream& out) const {
           << us(r.queue.back().stamp) << ")";
     else if (!r.attached)
       out << "not attached to the simulator yet";
+    else if (r.parked)
+      out << "asleep until another thread of the rank wakes it (pthread_cond_wait or "
+             "pthread_join), clock " << us(horizon(const_cast<Rank&>(r)));
     else if (in_world_collective(r))
       out << "in " << std::string(r.channel->mpi_call, strnlen(r.channel->mpi_call, sizeof r.channel->mpi_call))
           << " over every rank, clock " << us(horizon(const_cast<Rank&>(r)));

@@ -28,6 +28,13 @@
 // cannot race ahead of what the ranks actually executed, because the horizon is
 // the minimum over all running ranks.
 //
+// Threads: each thread of a rank that uses the libraries has a lane, a channel
+// of its own (emu/README.md, "Threads"), kept here exactly as a rank is (the
+// word "rank" below covers lanes). A parked lane (its thread asleep until
+// another of the rank wakes it) is neither running nor blocked: it holds
+// nothing back until the waker's UNPARK, stamped with the waker's clock, has
+// executed; from then on it runs from that time.
+//
 // Deadlock: no rank running, nothing queued and no model activity pending while
 // some rank waits: every wait is printed and run() returns kDeadlockStatus.
 #pragma once
@@ -82,8 +89,15 @@ class Frontend {
     uint64_t deadline = UINT64_MAX;  // WAIT_MEM with P2_CHAN_WAIT_DEADLINE
     std::vector<uint8_t> data;
   };
+  // One channel: a rank's own (lane 0), or a lane of one of its threads
+  // (emu/channel.h, lib/src/rt/rt_threads.c), which the rank's process takes
+  // and gives back as its threads come and go; a lane nobody holds is done.
   struct Rank {
     unsigned index = 0, node = 0;
+    unsigned owner = 0, lane = 0;  // the rank, and which of its channels this is
+    uint32_t claims = 0;           // a thread lane: lane_claims when it was last taken
+    uint32_t unparked_seq = 0;     // the highest parking an UNPARK has ended
+    bool parked = false;           // its thread sleeps until another wakes it
     p2_job_rank* channel = nullptr;
     bool attached = false, reaped = false, done = false;
     uint64_t done_at = 0;
@@ -109,7 +123,9 @@ class Frontend {
   void snapshot_clocks();
   void poll_ranks();
   bool blocked(const Rank& r) const;
-  bool running(const Rank& r) const { return !r.done && !blocked(r); }
+  bool running(const Rank& r) const { return !r.done && !r.parked && !blocked(r); }
+  Rank& lane_of(unsigned rank, unsigned lane);
+  std::string name(const Rank& r) const;  // "rank 3" or "rank 3 thread 1"
   bool in_world_collective(const Rank& r) const;
   uint64_t horizon(Rank& r) const;
   Key min_running_horizon();

@@ -6,9 +6,18 @@
  * a p2_wait_u64 on the sequence word that ends the message) and answers
  * (tcaStartDMADesc, tcaWaitDMAC), while the main thread sleeps in
  * pthread_cond_wait until the progress thread has seen every round. Then the
- * main thread checks the data and prints the round trip.
+ * main thread joins it, checks the data and prints the round trip.
  *
- * Usage: cl_progress_thread [ROUNDS] (default 50).
+ * In mode "mpi" the main thread of rank 0 waits in MPI_Recv instead (a
+ * blocking wait of its own in the simulator) for a message rank 1's main
+ * thread sends once its progress thread is done: one thread of a rank blocked
+ * in the libraries must not stop another.
+ *
+ * In mode "spin" the progress thread polls the sequence word with plain loads
+ * (no library call), as clients do after PIO: only --clock=cpu, which counts
+ * every thread's CPU time, makes such a loop end.
+ *
+ * Usage: cl_progress_thread [ROUNDS [sleep|mpi|spin]] (default 50, sleep).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -21,7 +30,7 @@
 #define TAG 0x100
 #define BYTES 64 /* 56 bytes of payload, then the 8-byte sequence word */
 
-static int rank, rounds;
+static int rank, rounds, spin;
 static uint64_t *send_buf, *recv_buf;
 static tcaHandle peer_recv, peer_any;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -41,8 +50,13 @@ static void send_round(uint64_t seq)
 
 static void receive_round(uint64_t seq)
 {
-    TCA_SAFE_CALL(tcaWaitDMARecvDesc(&peer_any, SLOT, TAG));
-    TCA_SAFE_CALL(p2_wait_u64(&recv_buf[BYTES / 8 - 1], seq));
+    if (spin) {
+        while (((volatile uint64_t *)recv_buf)[BYTES / 8 - 1] != seq)
+            ;
+    } else {
+        TCA_SAFE_CALL(tcaWaitDMARecvDesc(&peer_any, SLOT, TAG));
+        TCA_SAFE_CALL(p2_wait_u64(&recv_buf[BYTES / 8 - 1], seq));
+    }
     for (int w = 0; w < BYTES / 8 - 1; w++)
         wrong += recv_buf[w] != seq * 100 + (uint64_t)w;
 }
@@ -72,11 +86,14 @@ static void *progress(void *arg)
 int main(int argc, char **argv)
 {
     int provided, size;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rounds = argc > 1 ? atoi(argv[1]) : 50;
-    if (size != 2 || rounds < 1)
+    const int main_in_mpi = argc > 2 && !strcmp(argv[2], "mpi");
+    spin = argc > 2 && !strcmp(argv[2], "spin");
+    if (size != 2 || rounds < 1 ||
+        (argc > 2 && !main_in_mpi && !spin && strcmp(argv[2], "sleep")))
         MPI_Abort(MPI_COMM_WORLD, 2);
     TCA_SAFE_CALL(tcaInit());
     TCA_SAFE_CALL(tcaMalloc((void **)&send_buf, BYTES, tcaMemoryCPU));
@@ -95,19 +112,27 @@ int main(int argc, char **argv)
 
     pthread_t helper;
     pthread_create(&helper, NULL, progress, NULL);
+    int token = 0;
+    if (main_in_mpi && rank == 0)
+        MPI_Recv(&token, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     pthread_mutex_lock(&lock);
     while (!done)
         pthread_cond_wait(&done_cond, &lock);
     pthread_mutex_unlock(&lock);
+    if (main_in_mpi && rank == 1)
+        MPI_Send(&token, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
     pthread_join(helper, NULL);
+    const double t_main = MPI_Wtime();
 
     long all_wrong;
     MPI_Allreduce(&wrong, &all_wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    double t_end;
+    MPI_Reduce(&t_main, &t_end, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("cl_progress_thread: %d rounds driven by a progress thread, half round trip "
-               "%.3f us, %s (MPI thread level %d)\n", rounds,
-               (t_last - t_first) / (2.0 * rounds) * 1e6,
-               all_wrong ? "WRONG DATA" : "all data right", provided);
+        printf("cl_progress_thread: %d rounds driven by a progress thread (main thread %s), "
+               "half round trip %.3f us, main threads done at %.3f us, %s\n", rounds,
+               main_in_mpi ? "in MPI_Recv" : spin ? "asleep, progress thread spinning" : "asleep", (t_last - t_first) / (2.0 * rounds) * 1e6,
+               t_end * 1e6, all_wrong ? "WRONG DATA" : "all data right");
     tcaDescFree(d);
     MPI_Finalize();
     return all_wrong ? 1 : 0;

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,25 +28,14 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "rt/rt_state.h"
 
-typedef struct rt_state {
-    pthread_mutex_t lock;
-    p2_rt pub;               /* what p2_rt_get hands out */
-    p2_job *job;
-    p2_job_rank *channel;
-    p2_arena host, gpu;
-    p2_clock_mode clock_mode;
-    uint64_t clock_ps;       /* the rank's virtual clock */
-    int64_t cpu_mark_ps;     /* --clock=cpu: CPU time when the program last left the libraries */
-    int64_t cpu_read_ps;     /* --clock=cpu: what one read of the CPU-time clock costs */
-    int api_depth;           /* library calls in progress (nesting) */
-    uint32_t seq;            /* of the last blocking request */
-    int attached, failed, exited;
-} rt_state;
-
-static rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+rt_state p2_rt_self = {.lock = PTHREAD_MUTEX_INITIALIZER};
+#define rt p2_rt_self
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 static char rt_error[256];
+__thread rt_lane *p2_rt_tl_lane; /* this thread's lane, once it has one */
+#define tl_lane p2_rt_tl_lane
 
 #define STATE(r) ((rt_state *)((char *)(r) - offsetof(rt_state, pub)))
 
@@ -69,6 +59,7 @@ typedef struct rt_table {
     int (*post)(p2_rt *, p2_chan_req *);
     int (*call)(p2_rt *, p2_chan_req *, p2_chan_resp *);
     int (*wait_mem)(p2_rt *, const volatile uint64_t *, uint64_t, uint64_t, int);
+    const p2_rt_threads *threads;
 } rt_table;
 static const rt_table *fwd; /* set: another copy owns the channel */
 static const rt_table own_table;
@@ -80,12 +71,11 @@ static const rt_table own_table;
 
 /* ---- Clock ---------------------------------------------------------------- */
 
-static clockid_t program_clock = CLOCK_THREAD_CPUTIME_ID; /* the attaching thread's */
-
+/* The calling thread's CPU time: each lane's thread reads its own. */
 static int64_t cpu_now_ps(void)
 {
     struct timespec ts;
-    clock_gettime(program_clock, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000000000LL + (int64_t)ts.tv_nsec * 1000LL;
 }
 
@@ -104,62 +94,81 @@ static int64_t cpu_read_cost_ps(void)
     return best > 0 ? best : 0;
 }
 
-/* --clock=cpu: the program was running since the mark; add its CPU time. */
-static void charge_program_cpu(rt_state *s)
+/* --clock=cpu: the thread was running since the mark; add its CPU time. */
+static void charge_program_cpu(rt_state *s, rt_lane *l)
 {
     int64_t now = cpu_now_ps();
-    int64_t used = now - s->cpu_mark_ps - s->cpu_read_ps;
+    int64_t used = now - l->cpu_mark_ps - s->cpu_read_ps;
     if (used > 0)
-        s->clock_ps += (uint64_t)used;
-    s->cpu_mark_ps = now;
+        l->clock_ps += (uint64_t)used;
+    l->cpu_mark_ps = now;
 }
 
-/* Tells the simulator how far this rank's clock has got. */
-static void publish(rt_state *s)
+/* Tells the simulator how far this lane's clock has got. */
+static void publish(rt_state *s, rt_lane *l)
 {
     if (!s->attached || s->failed)
         return;
     if (s->clock_mode == P2_CLOCK_MODEL) {
-        p2_st_sc(&s->channel->clock_pub, (int64_t)s->clock_ps);
-    } else if (s->api_depth == 0) {
+        p2_st_sc(&l->channel->clock_pub, (int64_t)l->clock_ps);
+    } else if (l->api_depth == 0) {
         /* The simulator adds the CPU time it reads to this; the runtime will
          * not charge the read that ends the span, so neither may it, or its
-         * view of this rank would run ahead of the rank's real clock. */
-        s->cpu_mark_ps = cpu_now_ps();
-        p2_st_sc(&s->channel->clock_pub,
-                 (int64_t)s->clock_ps - s->cpu_mark_ps - s->cpu_read_ps);
+         * view of this lane would run ahead of the lane's real clock. */
+        l->cpu_mark_ps = cpu_now_ps();
+        p2_st_sc(&l->channel->clock_pub,
+                 (int64_t)l->clock_ps - l->cpu_mark_ps - s->cpu_read_ps);
     } else {
-        p2_st_sc(&s->channel->clock_pub, (int64_t)P2_CLOCK_UNKNOWN);
+        p2_st_sc(&l->channel->clock_pub, (int64_t)P2_CLOCK_UNKNOWN);
     }
 }
 
 /* What the program did outside the libraries that the runtime could not
  * see: CPU time (--clock=cpu), and MPI calls that ordered this rank after
- * others (a clock floor raised from outside). */
-static void catch_up(rt_state *s)
+ * others (a clock floor raised from outside, on the rank's own lane). */
+static void catch_up(rt_state *s, rt_lane *l)
 {
     if (s->clock_mode == P2_CLOCK_CPU)
-        charge_program_cpu(s);
-    int64_t floor = p2_ld_sc(&s->channel->clock_floor);
-    if (floor > 0 && (uint64_t)floor > s->clock_ps)
-        s->clock_ps = (uint64_t)floor;
+        charge_program_cpu(s, l);
+    int64_t floor = p2_ld_sc(&l->channel->clock_floor);
+    if (floor > 0 && (uint64_t)floor > l->clock_ps)
+        l->clock_ps = (uint64_t)floor;
+}
+
+/* The calling thread's lane (rt_threads.c claims one for a thread that has
+ * none); NULL, with a message, when every lane is taken. */
+static rt_lane *lane(rt_state *s)
+{
+    if (tl_lane)
+        return tl_lane;
+    return rt_claim_lane(s);
+}
+
+static rt_lane *enter_lane(rt_state *s)
+{
+    rt_lane *l = lane(s);
+    if (!l)
+        return NULL;
+    if (l->parked)
+        rt_unpark_self(s, l);
+    return l;
 }
 
 void p2_rt_enter(p2_rt *r)
 {
     FORWARD(enter, r);
     rt_state *s = STATE(r);
-    pthread_mutex_lock(&s->lock);
-    if (s->api_depth == 0)
-        catch_up(s);
+    rt_lane *l = enter_lane(s);
+    if (l && l->api_depth == 0)
+        catch_up(s, l);
 }
 
 void p2_rt_leave(p2_rt *r)
 {
     FORWARD(leave, r);
     rt_state *s = STATE(r);
-    publish(s);
-    pthread_mutex_unlock(&s->lock);
+    if (tl_lane)
+        publish(s, tl_lane);
 }
 
 void p2_rt_api_begin(void)
@@ -167,43 +176,44 @@ void p2_rt_api_begin(void)
     FORWARD(api_begin);
     if (!rt.attached)
         return;
-    pthread_mutex_lock(&rt.lock);
-    if (rt.api_depth++ == 0) {
-        catch_up(&rt);
-        publish(&rt);
+    rt_lane *l = enter_lane(&rt);
+    if (l && l->api_depth++ == 0) {
+        catch_up(&rt, l);
+        publish(&rt, l);
     }
-    pthread_mutex_unlock(&rt.lock);
 }
 
 void p2_rt_api_end(void)
 {
     FORWARD(api_end);
-    if (!rt.attached)
+    rt_lane *l = tl_lane;
+    if (!rt.attached || !l)
         return;
-    pthread_mutex_lock(&rt.lock);
-    if (rt.api_depth > 0 && --rt.api_depth == 0)
-        publish(&rt);
-    pthread_mutex_unlock(&rt.lock);
+    if (l->api_depth > 0 && --l->api_depth == 0)
+        publish(&rt, l);
 }
 
 uint64_t p2_rt_clock_ps(const p2_rt *r)
 {
     FORWARD(clock_ps, r);
-    return STATE(r)->clock_ps;
+    rt_lane *l = lane(STATE(r));
+    return l ? l->clock_ps : 0;
 }
 
 void p2_rt_charge_ps(p2_rt *r, uint64_t ps)
 {
     FORWARD(charge_ps, r, ps);
-    STATE(r)->clock_ps += ps;
+    rt_lane *l = lane(STATE(r));
+    if (l)
+        l->clock_ps += ps;
 }
 
 void p2_rt_advance_to(p2_rt *r, uint64_t t_ps)
 {
     FORWARD(advance_to, r, t_ps);
-    rt_state *s = STATE(r);
-    if (t_ps > s->clock_ps)
-        s->clock_ps = t_ps;
+    rt_lane *l = lane(STATE(r));
+    if (l && t_ps > l->clock_ps)
+        l->clock_ps = t_ps;
 }
 
 double p2_rt_wtime(void)
@@ -216,7 +226,7 @@ double p2_rt_wtime(void)
         return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
     }
     p2_rt_enter(r);
-    double t = (double)rt.clock_ps * 1e-12;
+    double t = (double)p2_rt_clock_ps(r) * 1e-12;
     p2_rt_leave(r);
     return t;
 }
@@ -229,7 +239,7 @@ void p2_rt_compute(double seconds)
         return;
     p2_rt_enter(r);
     if (seconds > 0)
-        rt.clock_ps += (uint64_t)(seconds * 1e12 + 0.5); /* nearest ps */
+        p2_rt_charge_ps(r, (uint64_t)(seconds * 1e12 + 0.5)); /* nearest ps */
     p2_rt_leave(r);
 }
 
@@ -243,30 +253,43 @@ static void fail(rt_state *s)
     s->failed = 1;
 }
 
-int p2_rt_post(p2_rt *r, p2_chan_req *req)
+/* Pushes `req`, stamped with the lane's clock, onto the lane's ring. */
+int rt_post_on(rt_state *s, rt_lane *l, p2_chan_req *req)
 {
-    FORWARD(post, r, req);
-    rt_state *s = STATE(r);
-    if (s->failed || s->exited)
+    if (s->failed || l->exited)
         return -1;
-    req->stamp_ps = s->clock_ps;
-    if (p2_chan_push(s->job, s->channel, req) != 0) {
+    req->stamp_ps = l->clock_ps;
+    pthread_mutex_lock(&l->post);
+    int r = p2_chan_push(s->job, l->channel, req);
+    pthread_mutex_unlock(&l->post);
+    if (r != 0) {
         fail(s);
         return -1;
     }
     return 0;
 }
 
+int p2_rt_post(p2_rt *r, p2_chan_req *req)
+{
+    FORWARD(post, r, req);
+    rt_state *s = STATE(r);
+    rt_lane *l = lane(s);
+    return l ? rt_post_on(s, l, req) : -1;
+}
+
 int p2_rt_call(p2_rt *r, p2_chan_req *req, p2_chan_resp *resp)
 {
     FORWARD(call, r, req, resp);
     rt_state *s = STATE(r);
-    if (++s->seq == 0)
-        s->seq = 1; /* 0 is the response slot's initial value */
-    req->seq = s->seq;
-    if (p2_rt_post(r, req) != 0)
+    rt_lane *l = lane(s);
+    if (!l)
         return -1;
-    if (p2_chan_wait_resp(s->job, s->channel, req->seq, resp) != 0) {
+    if (++l->seq == 0)
+        l->seq = 1; /* 0 is the response slot's initial value */
+    req->seq = l->seq;
+    if (rt_post_on(s, l, req) != 0)
+        return -1;
+    if (p2_chan_wait_resp(s->job, l->channel, req->seq, resp) != 0) {
         fail(s);
         return -1;
     }
@@ -332,24 +355,26 @@ int p2_rt_wait_mem_until(p2_rt *r, const volatile uint64_t *addr, uint64_t mask,
 /* ---- Attaching ------------------------------------------------------------ */
 
 /* Tells the simulator this rank is leaving, at its final clock, so that it
- * stops waiting for it. A rank that dies without this is noticed by p2run. */
+ * stops waiting for it. A rank that dies without this is noticed by p2run.
+ * Posted on the rank's own lane, whichever thread exits the process. */
 static void rt_at_exit(void)
 {
     rt_state *s = &rt;
-    /* Another thread may be blocked inside a call, holding the lock: then
-     * leave without the message (p2run reports the process gone instead)
-     * rather than hang in exit. */
-    if (pthread_mutex_trylock(&s->lock) != 0)
+    rt_lane *l = &s->lanes[0];
+    if (!s->attached || s->failed || l->exited)
         return;
-    if (s->attached && !s->failed && !s->exited) {
-        if (s->api_depth == 0)
-            catch_up(s);
-        p2_chan_req req = {.op = P2_CHAN_EXIT};
-        p2_rt_post(&s->pub, &req);
-        s->exited = 1;
-        p2_st_sc(&s->channel->state, (uint32_t)P2_RANK_EXITING);
-    }
-    pthread_mutex_unlock(&s->lock);
+    /* Another thread may be pushing on lane 0 (or blocked pushing into a full
+     * ring): then leave without the message (p2run reports the process gone
+     * instead) rather than hang in exit. */
+    if (pthread_mutex_trylock(&l->post) != 0)
+        return;
+    pthread_mutex_unlock(&l->post);
+    if (tl_lane == l && l->api_depth == 0)
+        catch_up(s, l);
+    p2_chan_req req = {.op = P2_CHAN_EXIT};
+    rt_post_on(s, l, &req);
+    l->exited = 1;
+    p2_st_sc(&l->channel->state, (uint32_t)P2_RANK_EXITING);
 }
 
 /* This process's rank: p2run sets P2_RANK; under mpirun, Open MPI's variables. */
@@ -467,17 +492,24 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->mpi_cuda_block_bytes = job->mpi_cuda_block_bytes ? job->mpi_cuda_block_bytes : 1;
     r->job = job;
     s->job = job;
-    s->channel = ch;
     s->clock_mode = (p2_clock_mode)job->clock_mode;
-    s->clock_ps = 0;
-    /* The thread that attaches (before main) is the program's. */
+    for (unsigned k = 0; k < P2_RANK_LANES; k++) {
+        rt_lane *l = &s->lanes[k];
+        pthread_mutex_init(&l->post, NULL);
+        l->channel = p2_job_lane(job, (unsigned)rank, k);
+        l->index = k;
+    }
+    /* The thread that attaches (before main) is the program's: lane 0. */
+    rt_lane *l = &s->lanes[0];
+    l->used = 1;
+    l->thread = pthread_self();
+    tl_lane = l;
     int32_t tid = (int32_t)syscall(SYS_gettid);
-    program_clock = p2_thread_cpu_clock(tid);
     p2_st_sc(&ch->tid, tid);
     s->cpu_read_ps = s->clock_mode == P2_CLOCK_CPU ? cpu_read_cost_ps() : 0;
-    s->cpu_mark_ps = cpu_now_ps();
+    l->cpu_mark_ps = cpu_now_ps();
     s->attached = 1;
-    p2_st_sc(&ch->clock_pub, s->clock_mode == P2_CLOCK_CPU ? -s->cpu_mark_ps : (int64_t)0);
+    p2_st_sc(&ch->clock_pub, s->clock_mode == P2_CLOCK_CPU ? -l->cpu_mark_ps : (int64_t)0);
     p2_st_sc(&ch->state, (uint32_t)P2_RANK_ATTACHED);
     p2_job_ring(job);
     atexit(rt_at_exit);
@@ -526,7 +558,12 @@ p2_rt *p2_rt_get(void)
 static const rt_table own_table = {
     p2_rt_get,        p2_rt_wtime,      p2_rt_compute, p2_rt_enter, p2_rt_leave,
     p2_rt_api_begin,  p2_rt_api_end,    p2_rt_clock_ps, p2_rt_charge_ps, p2_rt_advance_to,
-    p2_rt_post,       p2_rt_call,       p2_rt_wait_mem};
+    p2_rt_post,       p2_rt_call,       p2_rt_wait_mem, &p2_rt_threads_own};
+
+const p2_rt_threads *rt_threads_forward(void)
+{
+    return fwd ? fwd->threads : NULL;
+}
 
 /* Under p2run every rank attaches as it starts, before main: the simulator
  * then knows every rank's clock from time 0, even of a rank that calls the

@@ -178,12 +178,12 @@ TEST(Dmac, NotificationRingDropsWhenFullAndResumesAfterTail) {
     send(1, 2);
     send(4, 5);  // the ring of two is full: dropped
     EXPECT_EQ(d.peek(1, P2_REG_NOTIFY_OVERFLOW), 1u);
-    EXPECT_EQ(d.ring_entry(1, 0, 2), p2_notify_entry(1, 63, 0xffff));
-    EXPECT_EQ(d.ring_entry(1, 1, 2), p2_notify_entry(2, 1, 2));
+    EXPECT_EQ(d.ring_entry(1, 0, 2), p2_notify_entry(1, 63, 0xffff, 0));
+    EXPECT_EQ(d.ring_entry(1, 1, 2), p2_notify_entry(2, 1, 2, 0));
     d.mmio(1, P2_REG_NOTIFY_TAIL, 2);
     wait(sc_core::sc_time(1, sc_core::SC_US));
     send(6, 7);
-    EXPECT_EQ(d.wait_notification(1, 2, 2), p2_notify_entry(3, 6, 7));
+    EXPECT_EQ(d.wait_notification(1, 2, 2), p2_notify_entry(3, 6, 7, 0));
     EXPECT_EQ(d.peek(1, P2_REG_NOTIFY_HEAD), 3u);
   });
 }
