@@ -122,15 +122,22 @@ tcaresult tcaDescFree(tcaDesc *desc)
     return TCA_SUCCESS;
 }
 
-static tcaresult desc_append(tcaDesc *desc, const tca_transfer *t)
+tcaresult tca_desc_build_here(const tca_transfer *t, p2_desc *desc)
 {
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
+    return tca_desc_build(t, dev->node, dev->nnodes, desc);
+}
+
+static tcaresult desc_append(tcaDesc *desc, const tca_transfer *t)
+{
+    if (!tca_dev())
+        return TCA_ERROR_NOT_INITIALIZED;
     if (!desc)
         return TCA_ERROR_INVALID_ARGUMENT;
     p2_desc built;
-    tcaresult r = tca_desc_build(t, dev->node, dev->nnodes, &built);
+    tcaresult r = tca_desc_build_here(t, &built);
     if (r != TCA_SUCCESS)
         return r;
     if (desc->count == desc->capacity) {

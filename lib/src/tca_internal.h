@@ -169,6 +169,10 @@ typedef struct tca_transfer {
 tcaresult tca_desc_build(const tca_transfer *t, unsigned self_node, unsigned nnodes,
                          p2_desc *desc);
 
+/* tca_desc_build for a transfer this process's node sends
+ * (TCA_ERROR_NOT_INITIALIZED before tcaInit). */
+tcaresult tca_desc_build_here(const tca_transfer *t, p2_desc *desc);
+
 /* Links descs[0 .. count) stored consecutively at PCIe address `base`:
  * each `next` names the following one, the last's is 0. */
 void tca_desc_link(p2_desc *descs, size_t count, uint64_t base);

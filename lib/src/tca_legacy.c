@@ -120,13 +120,12 @@ tcaresult tcaDestroyDMADesc(int desc_tag)
 /* Builds `x` (every check tcaDescSetMemcpy makes) into entry `index`. */
 static tcaresult set_entry(int desc_tag, int index, int *next_index, const tca_transfer *x)
 {
-    p2_dev *dev = tca_dev();
-    if (!dev)
+    if (!tca_dev())
         return TCA_ERROR_NOT_INITIALIZED;
     if (!next_index)
         return TCA_ERROR_INVALID_ARGUMENT;
     p2_desc built;
-    tcaresult r = tca_desc_build(x, dev->node, dev->nnodes, &built);
+    tcaresult r = tca_desc_build_here(x, &built);
     if (r != TCA_SUCCESS)
         return r;
     pthread_mutex_lock(&legacy_lock);
