@@ -259,6 +259,9 @@ typedef struct p2_job {
 
     uint64_t sim_now_ps;        /* the simulator: the model's time, for a thread that
                                    wakes outside simulated causality (rt_threads.c) */
+    uint32_t lanes_taken;       /* the ranks: thread lanes taken so far (the simulator
+                                   looks for new ones only when this moves) */
+    uint32_t reserved1;
 
     /* nranks channels of the ranks themselves, then for each rank its
      * P2_RANK_LANES - 1 thread lanes (p2_job_lane) */

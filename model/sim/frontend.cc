@@ -93,24 +93,6 @@ std::string Frontend::name(const Rank& r) const {
 void Frontend::poll_ranks() {
   const bool shutdown = p2_ld(&job_->shutdown) != 0;
   for (Rank& r : ranks_) {
-    if (r.lane > 0 && r.done && !r.reaped && p2_ld_sc(&r.channel->state) == P2_RANK_ATTACHED &&
-        p2_ld(&r.channel->lane_claims) != r.claims) {
-      // A thread took the lane: it starts at its creator's clock.
-      Rank fresh;
-      fresh.index = r.index;
-      fresh.node = r.node;
-      fresh.owner = r.owner;
-      fresh.lane = r.lane;
-      fresh.channel = r.channel;
-      fresh.claims = p2_ld(&r.channel->lane_claims);
-      fresh.unparked_seq = p2_ld(&r.channel->parked_seq);
-      fresh.attached = true;
-      fresh.pid = ranks_[r.owner].pid;
-      int64_t start = p2_ld(&r.channel->clock_floor);
-      fresh.answer_floor = start > 0 ? static_cast<uint64_t>(start) : 0;
-      if (r.cpu_fd >= 0) close(r.cpu_fd);
-      r = std::move(fresh);
-    }
     if (r.done) continue;
     // Read "reaped" before draining: once the process is gone its ring is final.
     if (!r.reaped && (shutdown || p2_ld(&lane_of(r.owner, 0).channel->reaped))) r.reaped = true;
@@ -171,6 +153,33 @@ void Frontend::poll_ranks() {
       }
     }
   }
+  // Threads take lanes rarely: look for new ones only when the count moved,
+  // and after the rings: a request its creator pushed after taking a lane is
+  // drained only with the lane in view, so the model never runs past the
+  // clock the new thread starts at.
+  const uint32_t taken = p2_ld_sc(&job_->lanes_taken);
+  if (taken == lanes_taken_) return;
+  lanes_taken_ = taken;
+  for (Rank& r : ranks_) {
+    if (r.lane == 0 || !r.done || r.reaped || p2_ld_sc(&r.channel->state) != P2_RANK_ATTACHED ||
+        p2_ld(&r.channel->lane_claims) == r.claims)
+      continue;
+    // A thread took the lane: it starts at its creator's clock.
+    Rank fresh;
+    fresh.index = r.index;
+    fresh.node = r.node;
+    fresh.owner = r.owner;
+    fresh.lane = r.lane;
+    fresh.channel = r.channel;
+    fresh.claims = p2_ld(&r.channel->lane_claims);
+    fresh.unparked_seq = p2_ld(&r.channel->parked_seq);
+    fresh.attached = true;
+    fresh.pid = ranks_[r.owner].pid;
+    int64_t start = p2_ld(&r.channel->clock_floor);
+    fresh.answer_floor = start > 0 ? static_cast<uint64_t>(start) : 0;
+    if (r.cpu_fd >= 0) close(r.cpu_fd);
+    r = std::move(fresh);
+  }
 }
 
 // A rank that sends nothing until it is answered (or ever again).
@@ -190,7 +199,7 @@ bool Frontend::blocked(const Rank& r) const {
 void Frontend::snapshot_clocks() {
   for (Rank& r : ranks_) {
     r.published = 0;
-    if (!r.channel) continue;
+    if (!r.channel || r.done) continue;
     // A parked thread sends nothing until an UNPARK, which its waker posts
     // (stamped no earlier than the wake) before going on: read with the clocks.
     r.parked = !r.done && p2_ld_sc(&r.channel->parked_seq) > r.unparked_seq;

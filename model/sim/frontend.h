@@ -166,6 +166,7 @@ class Frontend {
   // path), created by the first registration.
   std::vector<std::unique_ptr<CudaIpcMemory>> gpu_ipc_;
   unsigned waiting_ = 0;        // ranks with an executed, unanswered request
+  uint32_t lanes_taken_ = 0;    // job->lanes_taken when thread lanes were last looked for
   bool answered_ = false;       // an answer was given in the current instant
   uint64_t poll_detect_ps_ = 0;
   // Stall diagnosis (wall time, for a message only).

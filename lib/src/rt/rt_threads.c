@@ -129,6 +129,7 @@ static rt_lane *take_lane_locked(rt_state *s, uint64_t clock_ps)
                                              : (int64_t)P2_CLOCK_UNKNOWN);
         p2_st_sc(&l->channel->lane_claims, p2_ld(&l->channel->lane_claims) + 1);
         p2_st_sc(&l->channel->state, (uint32_t)P2_RANK_ATTACHED);
+        __atomic_fetch_add(&s->job->lanes_taken, 1, __ATOMIC_SEQ_CST);
         p2_job_ring(s->job);
         return l;
     }
