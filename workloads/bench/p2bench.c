@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wl_job.h"
 #include "wl_options.h"
 #include "wl_report.h"
 
@@ -200,31 +201,11 @@ static int parse_options(int argc, char **argv, bench_options *o)
 
 /* ---- Paths ---------------------------------------------------------------------- */
 
-/* The folder this program is in. */
-static int self_dir(char *out, size_t size)
-{
-    ssize_t n = readlink("/proc/self/exe", out, size - 1);
-    if (n <= 0)
-        return -1;
-    out[n] = '\0';
-    char *slash = strrchr(out, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    return 0;
-}
-
-static int executable(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
 /* Fills the default paths and checks every program exists. */
 static int resolve_paths(bench_options *o, char *p2run, char *workloads, size_t size)
 {
     char dir[PATH_MAX];
-    if ((!o->p2run || !o->workloads) && self_dir(dir, sizeof dir) != 0) {
+    if ((!o->p2run || !o->workloads) && wl_self_dir(dir, sizeof dir) != 0) {
         fprintf(stderr, PROGRAM ": cannot find my own folder (/proc/self/exe): give --p2run "
                         "and --workloads\n");
         return -1;
@@ -233,7 +214,7 @@ static int resolve_paths(bench_options *o, char *p2run, char *workloads, size_t 
     if (!o->p2run && snprintf(p2run, size, "%s/../emu/p2run", dir) >= (int)size)
         return -1;
     snprintf(workloads, size, "%s", o->workloads ? o->workloads : dir);
-    if (!executable(p2run)) {
+    if (!wl_executable(p2run)) {
         fprintf(stderr, PROGRAM ": p2run '%s' is not an executable file (--p2run PATH)\n",
                 p2run);
         return -1;
@@ -242,7 +223,7 @@ static int resolve_paths(bench_options *o, char *p2run, char *workloads, size_t 
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
         char path[PATH_MAX + 16];
         snprintf(path, sizeof path, "%s/%s", workloads, programs[i]);
-        if (!executable(path)) {
+        if (!wl_executable(path)) {
             fprintf(stderr, PROGRAM ": workload '%s' is not an executable file "
                             "(--workloads DIR)\n", path);
             return -1;
@@ -252,39 +233,6 @@ static int resolve_paths(bench_options *o, char *p2run, char *workloads, size_t 
 }
 
 /* ---- Running a job ------------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* The last `lines` lines of a file, on stderr. */
-static void show_tail(const char *path, int lines)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char *text = NULL;
-    size_t size = 0;
-    ssize_t n = getdelim(&text, &size, '\0', f); /* the whole file */
-    fclose(f);
-    if (n <= 0) {
-        free(text);
-        return;
-    }
-    const char *start = text + n;
-    if (start[-1] == '\n')
-        start--; /* the last line's own newline */
-    for (int seen = 0; start > text; start--)
-        if (start[-1] == '\n' && ++seen == lines)
-            break;
-    fprintf(stderr, "---- %s (last %d lines) ----\n%s", path, lines, start);
-    if (text[n - 1] != '\n')
-        fputc('\n', stderr);
-    free(text);
-}
 
 /* The number after "key": in `json`, or -1 if absent. */
 static int json_number(const char *json, const char *key, double *out)
@@ -339,42 +287,7 @@ static int read_summary(const char *path, bench_result *r)
  * RSS. Returns the job's exit status, or -1 if it could not start. */
 static int run_job(char *const *argv, const char *log, bench_result *r)
 {
-    fflush(stdout);
-    fflush(stderr);
-    double start = now_s();
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, PROGRAM ": fork: %s\n", strerror(errno));
-        return -1;
-    }
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0) {
-            fprintf(stderr, PROGRAM ": cannot write '%s': %s\n", log, strerror(errno));
-            _exit(127);
-        }
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-        close(fd);
-        execv(argv[0], argv);
-        fprintf(stderr, PROGRAM ": cannot run '%s': %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    int status;
-    struct rusage ru;
-    while (wait4(pid, &status, 0, &ru) < 0) {
-        if (errno != EINTR) {
-            fprintf(stderr, PROGRAM ": wait4: %s\n", strerror(errno));
-            return -1;
-        }
-    }
-    r->wall_s = now_s() - start;
-    /* RUSAGE_BOTH of the child: the largest of p2run and every descendant it
-     * reaped (p2sim and the ranks). */
-    r->peak_rss_kib = ru.ru_maxrss;
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    return wl_run_job(PROGRAM, argv, log, &r->wall_s, &r->peak_rss_kib);
 }
 
 /* ---- The cases ------------------------------------------------------------------ */
@@ -461,7 +374,7 @@ static int run_case(wl_report *report, const bench_case *c, const char *workdir)
     if (status != 0) {
         fprintf(stderr, PROGRAM ": (%s) failed: p2run exited with status %d after %.1f s\n",
                 c->name, status, r.wall_s);
-        show_tail(log, FAILED_OUTPUT_LINES);
+        wl_show_tail(log, FAILED_OUTPUT_LINES);
         return EXIT_FAILED;
     }
     if (read_summary(stats, &r) != 0)

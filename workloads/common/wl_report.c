@@ -185,6 +185,23 @@ static void format_exact(const wl_column *c, const wl_cell *cell, int json, char
     }
 }
 
+/* One CSV field: quoted, with quotes doubled, if it holds a comma, a quote or
+ * a line break (RFC 4180), else as it is. */
+static void csv_field(FILE *f, const char *text)
+{
+    if (!strpbrk(text, ",\"\r\n")) {
+        fputs(text, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = text; *p; p++) {
+        if (*p == '"')
+            fputc('"', f);
+        fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
 void wl_report_row(wl_report *report, const wl_cell *cells)
 {
     wl_report *r = report;
@@ -205,7 +222,8 @@ void wl_report_row(wl_report *report, const wl_cell *cells)
         }
         if (r->csv) {
             format_exact(c, cell, 0, exact, sizeof exact);
-            fprintf(r->csv, "%s%s", i ? "," : "", exact);
+            fputs(i ? "," : "", r->csv);
+            csv_field(r->csv, exact);
         }
         text_puts(rows, i ? ", " : "");
         text_json_string(rows, c->name);

@@ -1,0 +1,35 @@
+/*
+ * wl_job.h - for drivers that run jobs under p2run (p2bench, the validation
+ * suite): where this program lives, running a command with its output in a
+ * file, and showing the end of that file when the command failed.
+ */
+#ifndef WL_JOB_H
+#define WL_JOB_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The folder this program is in (from /proc/self/exe); 0, or -1. */
+int wl_self_dir(char *out, size_t size);
+/* Whether `path` is a regular file this process may execute. */
+int wl_executable(const char *path);
+/* Host seconds, monotonic. */
+double wl_now_s(void);
+/* The last `lines` lines of a file, on stderr, under a header naming it. */
+void wl_show_tail(const char *path, int lines);
+
+/* Runs argv[0] with argv, its stdout and stderr into `log`, and waits. Sets
+ * *wall_s and *peak_rss_kib (the largest resident set of it and every
+ * descendant it reaped: wait4's ru_maxrss). Returns its exit status (128 + n
+ * for signal n), or -1 (with a message naming `who`) if it could not start. */
+int wl_run_job(const char *who, char *const *argv, const char *log, double *wall_s,
+               long *peak_rss_kib);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WL_JOB_H */
