@@ -262,10 +262,13 @@ static int anyone_parked(rt_state *s)
 static void exit_destructor(void *arg)
 {
     rt_state *s = &rt;
-    rt_lane *l = arg;
+    rt_lane *l = arg, *mine = tl_lane;
     if (!s->attached || l->exited)
         return;
-    tl_lane = l; /* thread-locals may be gone before this destructor runs */
+    /* Posted from the ending lane: its thread's own end (thread-locals may be
+     * gone before this destructor runs), or a creator whose new thread could
+     * not start (its own lane is put back after). */
+    tl_lane = l;
     p2_rt_enter(&s->pub);
     /* One lock with a joiner's check-and-park: it saw the end, or is woken. */
     pthread_mutex_lock(&s->lock);
@@ -281,7 +284,7 @@ static void exit_destructor(void *arg)
     p2_st_sc(&l->channel->state, (uint32_t)P2_RANK_EXITING);
     pthread_mutex_unlock(&s->lock);
     p2_job_ring(s->job);
-    tl_lane = NULL;
+    tl_lane = mine == l ? NULL : mine;
 }
 
 /* The final clock of `t` if it ended (0 and *found = 0 if not). */
