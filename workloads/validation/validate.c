@@ -416,8 +416,15 @@ static void run_case(const vcase *c, const char *p2run, const char *workloads, c
         char csv_path[PATH_MAX], log[PATH_MAX];
         snprintf(csv_path, sizeof csv_path, "%s/%s.%d.csv", o->out, c->id, k + 1);
         snprintf(log, sizeof log, "%s/%s.%d.log", o->out, c->id, k + 1);
-        if (run_one(c, k, p2run, workloads, o, csv_path, log) != 0)
+        if (run_one(c, k, p2run, workloads, o, csv_path, log) != 0) {
+            /* Rows come as they are measured: say how far a sweep got
+             * (a deadlock at some size ends the job there). */
+            int b = read_csv(csv_path, &tables[k]) == 0 ? column(&tables[k], "bytes") : -1;
+            if (b >= 0 && tables[k].nrows > 0)
+                snprintf(r->shown, sizeof r->shown, "run %d ended after %s", k + 1,
+                         tables[k].cell[tables[k].nrows - 1][b]);
             return;
+        }
         if (read_csv(csv_path, &tables[k]) != 0) {
             snprintf(r->shown, sizeof r->shown, "no CSV");
             return;
@@ -484,7 +491,7 @@ static const wl_column columns[C_COUNT] = {
     [C_ID] = {"id", WL_COLUMN_TEXT, 18, 0},
     [C_FIGURE] = {"figure", WL_COLUMN_TEXT, 48, 0},
     [C_PUBLISHED] = {"published", WL_COLUMN_REAL, 10, 3},
-    [C_MODEL] = {"model", WL_COLUMN_TEXT, 12, 0},
+    [C_MODEL] = {"model", WL_COLUMN_TEXT, 12, 0}, /* or why there is none */
     [C_UNIT] = {"unit", WL_COLUMN_TEXT, 5, 0},
     [C_ERROR] = {"error", WL_COLUMN_TEXT, 9, 0},
     [C_TOL] = {"tolerance", WL_COLUMN_TEXT, 9, 0},
