@@ -89,6 +89,55 @@ TEST(Dmac, ChainOrderIsVisibleInOverlappingDestinations) {
   });
 }
 
+TEST(Dmac, PipelinedChainOverlapsAndStillLandsEveryByte) {
+  // The same chain of small transfers to the next node, in order and with
+  // P2_DESC_PIPELINE: the next descriptor's fetch and reads overlap the
+  // previous one's writes, so the chain ends sooner, with every byte landed
+  // and every descriptor counted.
+  bool checked = false;
+  with_cluster(make_ring(2), Params{}, [&checked](Driver& d) {
+    auto ordered = make_chain(d, 6, 256, 1, kDstArea, 31);
+    sc_time t_ordered = run_fetched(d, ordered, 0);
+    expect_landed(d, 6, 256, 1, kDstArea, 31);
+    auto piped = make_chain(d, 6, 256, 1, kDstArea + 0x1000, 41);
+    for (auto& x : piped) x.flags |= P2_DESC_PIPELINE;
+    sc_time t_piped = run_fetched(d, piped, 6 * 256);
+    expect_landed(d, 6, 256, 1, kDstArea + 0x1000, 41);
+    EXPECT_LT(t_piped, t_ordered);
+    EXPECT_EQ(d.peek(0, P2_REG_DMA(0, P2_DMA_DONE)), 6u);
+    EXPECT_EQ(d.cluster().chip(0).dmac().stats().descriptors, 12u);
+    checked = true;
+  });
+  EXPECT_TRUE(checked) << "a chain never finished";
+}
+
+TEST(Dmac, OrderedChainReadsWhatItsPreviousDescriptorWrote) {
+  // src -> mid within node 0, then mid -> node 1: without P2_DESC_PIPELINE the
+  // second read reaches host memory behind the first one's posted writes and
+  // the host answers with memory as it is then (8 bytes, the case that
+  // delivered stale bytes).
+  bool checked = false;
+  with_cluster(make_ring(2), Params{}, [&checked](Driver& d) {
+    const uint64_t src = host_addr(0, kSrcArea), mid = host_addr(0, kSrcArea + 0x10000);
+    const uint64_t dst = host_addr(1, kDstArea);
+    fill_pattern(d.mem(src, 8), 8, 51);
+    std::memset(d.mem(mid, 8), 0xAA, 8);
+    std::vector<p2_desc> chain = {desc(src, mid, 8, 0, 0), desc(mid, dst, 8, 0, 0)};
+    // Register mode: no descriptor fetch between the two (a fetch is a read
+    // too, and would hide the hazard behind its own round trip).
+    d.load_registers(0, 1, chain);
+    uint64_t runs = d.peek(0, P2_REG_DMA(1, P2_DMA_RUNS));
+    d.mmio(0, P2_REG_DMA(1, P2_DMA_START), P2_DMA_START_REGISTERS);
+    EXPECT_EQ(d.wait_channel(0, 1, runs), P2_DMA_IDLE);
+    d.wait_until([&] { return d.cluster().host(1).stats().write_bytes >= 8; });
+    std::vector<uint8_t> expect(8);
+    fill_pattern(expect.data(), 8, 51);
+    EXPECT_EQ(0, std::memcmp(d.mem(dst, 8), expect.data(), 8)) << "mid's old bytes reached node 1";
+    checked = true;
+  });
+  EXPECT_TRUE(checked) << "the chain never finished";
+}
+
 TEST(Dmac, LargeUnalignedTransfer) {
   with_cluster(make_torus(2, 8), Params{}, [](Driver& d) {
     auto descs = make_chain(d, 2, 123457, 1, kDstArea + 3, 3);
