@@ -168,8 +168,8 @@ typedef struct p2_job_rank {
     int64_t clock_floor;        /* written from outside the runtime: the rank's clock
                                    is at least this; the runtime adopts it when the
                                    program next calls it (unused by the MPI layer) */
-    int32_t tid;                /* the program's thread, whose CPU time --clock=cpu
-                                   counts (not the threads of libraries it uses) */
+    int32_t tid;                /* the lane's thread, whose CPU time --clock=cpu counts
+                                   (never a thread of the libraries it uses) */
     uint32_t in_collective;     /* the MPI layer: 1 while the rank is inside Open MPI's
                                    own MPI_Finalize, a collective over every rank */
     char mpi_call[16];          /* ... which one ("MPI_Barrier"), for messages */
@@ -278,15 +278,6 @@ static inline p2_job_rank *p2_job_lane(p2_job *job, unsigned rank, unsigned lane
 {
     return lane == 0 ? &job->ranks[rank]
                      : &job->ranks[job->nranks + rank * (P2_RANK_LANES - 1) + (lane - 1)];
-}
-
-/* --clock=cpu counts the CPU time of the program's thread (job rank `tid`),
- * not the threads of libraries it uses (Open MPI's progress threads). In the
- * rank's own process that thread's clock is this id (what glibc's
- * pthread_getcpuclockid makes; Linux lets a process read its own threads'). */
-static inline clockid_t p2_thread_cpu_clock(int32_t tid)
-{
-    return (clockid_t)((~(unsigned)tid << 3) | 6u); /* CPUCLOCK_SCHED, per thread */
 }
 
 /* ---- Shared-memory access helpers --------------------------------------- */
