@@ -43,8 +43,14 @@
  * p2_wait returns its status; p2_request_free releases it (collectively:
  * every rank frees its requests in the same order). Progress happens inside
  * p2_start (there is no progress thread), so p2_start returns when this
- * rank's part is done; p2_wait never blocks. The blocking calls are
- * init + start + wait + free.
+ * rank's part is done; p2_wait never blocks. A blocking call is init +
+ * start the first time it is made with given arguments (communicator,
+ * collective, count, type, op, root, host or GPU buffers, forced algorithm);
+ * the library keeps that plan (the last 8), and a later call with the same
+ * arguments is a start with this call's buffers: no exchange, as MPI's
+ * calls. Ranks may pass other buffers each time. P2_COLL_CHECK=1 in the
+ * environment makes every blocking call check with the others as the
+ * first one does.
  *
  * Resources the collectives reserve (user programs must not use them while
  * a collective runs): DMAC channel P2_COLL_DMA_CHANNEL and notification slot

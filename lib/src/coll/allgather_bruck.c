@@ -66,4 +66,4 @@ static tcaresult run(coll_plan *p)
 }
 
 const coll_algorithm coll_allgather_bruck = {COLL_ALLGATHER, "bruck", eligible, cost, scratch,
-                                             run, 0};
+                                             run, 0, 0};

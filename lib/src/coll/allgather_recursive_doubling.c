@@ -54,4 +54,4 @@ static tcaresult run(coll_plan *p)
 }
 
 const coll_algorithm coll_allgather_recursive_doubling = {
-    COLL_ALLGATHER, "recursive_doubling", eligible, cost, scratch, run, 0};
+    COLL_ALLGATHER, "recursive_doubling", eligible, cost, scratch, run, 0, 0};

@@ -48,4 +48,4 @@ static tcaresult run(coll_plan *p)
 }
 
 const coll_algorithm coll_allgather_ring = {COLL_ALLGATHER, "ring", eligible, cost, scratch,
-                                            run, 0};
+                                            run, 0, 0};

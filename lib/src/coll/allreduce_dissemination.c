@@ -23,7 +23,9 @@
  * Reductions are on the host (coll_reduce_local: GPU data charged as a kernel).
  *
  * Scratch (host): std[0..K-1] (part[j+1] is std[j] once reduced), extra[0..K],
- * each one slot. Phase j+1: send part[j] (and extra j), wait std[j], reduce.
+ * each one slot; the PIO variant has two such banks, used by turns, and runs
+ * again without ready tokens (self_synced, coll.h): as the published code,
+ * each call is its log2 p PIO messages and nothing else. Phase j+1: send part[j] (and extra j), wait std[j], reduce.
  * Last phase: wait for the extras, flush, recvbuf = the windows' reduction.
  * Ranks reduce in different orders: floating results may differ by rounding.
  */
@@ -34,19 +36,30 @@ static size_t slot_bytes(const coll_plan *p, int pio)
     return pio ? coll_pio_slot(p->bytes) : (p->bytes + 63u) / 64u * 64u;
 }
 
+static size_t bank_bytes(const coll_plan *p, int pio)
+{
+    return (size_t)(2 * coll_floor_log2(p->size) + 1) * slot_bytes(p, pio);
+}
+
+/* PIO runs alternate between two banks (self_synced: no ready tokens). */
+static size_t bank_off(const coll_plan *p, int pio)
+{
+    return pio ? (size_t)(p->runs & 1u) * bank_bytes(p, pio) : 0;
+}
+
 static size_t std_off(const coll_plan *p, int pio, int j)
 {
-    return (size_t)j * slot_bytes(p, pio);
+    return bank_off(p, pio) + (size_t)j * slot_bytes(p, pio);
 }
 
 static size_t extra_off(const coll_plan *p, int pio, int j)
 {
-    return (size_t)(coll_floor_log2(p->size) + j) * slot_bytes(p, pio);
+    return bank_off(p, pio) + (size_t)(coll_floor_log2(p->size) + j) * slot_bytes(p, pio);
 }
 
 static size_t scratch_any(const coll_plan *p, int pio)
 {
-    return (size_t)(2 * coll_floor_log2(p->size) + 1) * slot_bytes(p, pio);
+    return (pio ? 2u : 1u) * bank_bytes(p, pio);
 }
 
 /* part[j]: the send buffer for j = 0, else std[j-1]. */
@@ -170,6 +183,6 @@ static tcaresult run_dma(coll_plan *p) { return run_any(p, 0); }
 static tcaresult run_pio(coll_plan *p) { return run_any(p, 1); }
 
 const coll_algorithm coll_allreduce_dissemination = {
-    COLL_ALLREDUCE, "dissemination", eligible_dma, cost_dma, scratch_dma, run_dma, 0};
+    COLL_ALLREDUCE, "dissemination", eligible_dma, cost_dma, scratch_dma, run_dma, 0, 0};
 const coll_algorithm coll_allreduce_dissemination_pio = {
-    COLL_ALLREDUCE, "dissemination_pio", eligible_pio, cost_pio, scratch_pio, run_pio, 0};
+    COLL_ALLREDUCE, "dissemination_pio", eligible_pio, cost_pio, scratch_pio, run_pio, 0, 1};

@@ -93,4 +93,4 @@ static tcaresult run(coll_plan *p)
 }
 
 const coll_algorithm coll_allreduce_rsag = {COLL_ALLREDUCE, "rsag", eligible, cost, scratch,
-                                            run, 0};
+                                            run, 0, 0};

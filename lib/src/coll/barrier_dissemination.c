@@ -46,4 +46,4 @@ static tcaresult run(coll_plan *p)
 }
 
 const coll_algorithm coll_barrier_dissemination = {COLL_BARRIER, "dissemination", eligible,
-                                                   cost, scratch, run, 0};
+                                                   cost, scratch, run, 0, 0};

@@ -55,4 +55,4 @@ static tcaresult run(coll_plan *p)
 }
 
 const coll_algorithm coll_bcast_binomial = {COLL_BCAST, "binomial", eligible, cost, scratch,
-                                            run, 0};
+                                            run, 0, 0};

@@ -33,14 +33,21 @@ extern const char *const coll_kind_names[COLL_KINDS]; /* "barrier", ... */
 /* ---- Communicators ---------------------------------------------------------
  * Each member owns a mailbox of registered host memory (PIO-reachable), whose
  * handle every member knows:
- *   [ready words: one per rank][barrier flags: 2 banks x 8 steps][exchange:
+ *   [ready tokens: one per rank][barrier flags: 2 banks x 8 steps][exchange:
  *    2 banks x P2_COLL_MAX_RANKS slots of COLL_SLOT_BYTES]
+ * A ready token (coll_transport.c) is [the sender's recv handle][word]: the
+ * word, written last, holds the run (low COLL_READY_RUN_BITS), a bit saying
+ * whether the handle is new, and the signature of the call's arguments (the
+ * 23 bits above).
  */
 #define COLL_SLOT_BYTES 256u
 #define COLL_BLOB_MAX (COLL_SLOT_BYTES - 8u)
 #define COLL_BARRIER_STEPS 8
+#define COLL_READY_BYTES 64u
+#define COLL_READY_WORD 56u /* offset of the word in a token */
+#define COLL_READY_RUN_BITS 40
 #define COLL_MB_READY 0u
-#define COLL_MB_BARRIER (COLL_MB_READY + 8u * P2_COLL_MAX_RANKS)
+#define COLL_MB_BARRIER (COLL_MB_READY + COLL_READY_BYTES * P2_COLL_MAX_RANKS)
 #define COLL_MB_EXCHANGE (COLL_MB_BARRIER + 8u * 2u * COLL_BARRIER_STEPS)
 #define COLL_MB_BYTES (COLL_MB_EXCHANGE + 2u * P2_COLL_MAX_RANKS * COLL_SLOT_BYTES)
 
@@ -95,6 +102,9 @@ typedef struct coll_plan {
     uint64_t ready_seen;     /* targets whose ready word this run was seen */
     int use_ready;           /* this run waits for ready words */
     uint64_t run;            /* comm->run_seq of this run */
+    uint64_t runs;           /* runs of this plan so far, this one included */
+    uint32_t sig;            /* hash of the arguments every rank must agree on */
+    tcaHandle announced;     /* the recv handle the last ready tokens carried */
     tcaDesc *chain;          /* being built */
     int chain_len;
     int channel_busy;
@@ -124,6 +134,8 @@ tcaresult coll_put(coll_plan *p, int dst, coll_target target, size_t dst_off,
 /* Starts the chain built since the last start (one chained DMA); waits for
  * the previous one's channel first. No transfers: nothing. */
 tcaresult coll_start(coll_plan *p);
+/* The ready tokens of a run to this rank's sources (see coll_transport.c). */
+tcaresult coll_send_ready(coll_plan *p);
 /* Waits for the notification of `step` from rank src. */
 tcaresult coll_wait(coll_plan *p, int src, int step);
 /* Waits until this rank's started chains are done. */
@@ -193,6 +205,11 @@ struct coll_algorithm {
     tcaresult (*run)(coll_plan *p);
     /* Its scratch is GPU memory (else host memory). */
     int scratch_gpu;
+    /* Runs again without ready tokens: it writes only into the peers'
+     * scratch, in two banks by run parity, and no rank can finish a run
+     * before every rank has started it (each result depends on every rank's
+     * input), so a rank two runs ahead cannot exist. */
+    int self_synced;
 };
 
 extern const coll_algorithm coll_barrier_dissemination, coll_bcast_binomial,
@@ -204,6 +221,8 @@ extern const coll_algorithm coll_barrier_dissemination, coll_bcast_binomial,
  * TCA_ERROR_NOT_SUPPORTED (forced algorithm not eligible, or unknown name),
  * TCA_ERROR_INVALID_ARGUMENT (bad rules file). */
 tcaresult coll_select(coll_plan *p);
+/* The algorithm P2_COLL_<KIND> forces ("" for none), for plan reuse. */
+void coll_forced_name(coll_kind kind, char *out, size_t size);
 
 /* Bit i: the i-th algorithm of the table can run this plan here. */
 uint32_t coll_eligible_mask(const coll_plan *p);

@@ -14,6 +14,7 @@
  *      arguments differ) and the ranks that write into it;
  *   3. the run (coll_transport.c: ready words on reruns).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,8 @@ int p2_comm_size(p2_comm_t comm)
     return coll_comm_get(comm, &c) == TCA_SUCCESS ? c->size : -1;
 }
 
+static void plan_cache_drop(p2_comm_t comm);
+
 typedef struct comm_blob {
     int32_t status, n;
     uint64_t list_hash;
@@ -179,6 +182,7 @@ tcaresult p2_comm_free(p2_comm_t *comm)
     /* Nobody writes into this mailbox once every member has left the last
      * collective on it; a barrier makes sure. */
     tcaresult r = p2_barrier(*comm);
+    plan_cache_drop(*comm);
     tcaFree((*comm)->mailbox, tcaMemoryCPU);
     (*comm)->magic = 0;
     free(*comm);
@@ -218,12 +222,21 @@ static tcaresult buf_setup(coll_buf *b, const void *ptr, size_t bytes)
     return tcaCreateHandle(&b->h, (void *)ptr, bytes, (tcaMemoryKind)kind);
 }
 
-static void plan_release(coll_plan *p)
+static tcaresult plan_buffers(coll_plan *p, const void *sendbuf, void *recvbuf);
+
+static void plan_release_buffers(coll_plan *p)
 {
     if (p->send.bytes && p->send.h.check)
         tcaDestroyHandle(&p->send.h);
     if (p->recv.bytes && p->recv.h.check)
         tcaDestroyHandle(&p->recv.h);
+    memset(&p->send, 0, sizeof p->send);
+    memset(&p->recv, 0, sizeof p->recv);
+}
+
+static void plan_release(coll_plan *p)
+{
+    plan_release_buffers(p);
     if (p->scratch.ptr) {
         if (p->scratch.h.check)
             tcaDestroyHandle(&p->scratch.h);
@@ -288,6 +301,15 @@ static tcaresult plan_local(coll_plan *p, const void *sendbuf, void *recvbuf)
         COLL_TRY(coll_op_check(p->type, p->op));
     if (rooted(k) && (p->root < 0 || p->root >= p->size))
         return TCA_ERROR_INVALID_ARGUMENT;
+    COLL_TRY(plan_buffers(p, sendbuf, recvbuf));
+    COLL_TRY(coll_select(p));
+    return plan_algorithm(p);
+}
+
+/* The local buffers' checks and handles (p->bytes set). */
+static tcaresult plan_buffers(coll_plan *p, const void *sendbuf, void *recvbuf)
+{
+    coll_kind k = p->kind;
     int am_root = p->rank == p->root;
     size_t b = p->bytes, all = p->bytes * (size_t)p->size;
     switch (k) {
@@ -331,8 +353,22 @@ static tcaresult plan_local(coll_plan *p, const void *sendbuf, void *recvbuf)
         break;
     default: return TCA_ERROR_INVALID_ARGUMENT;
     }
-    COLL_TRY(coll_select(p));
-    return plan_algorithm(p);
+    return TCA_SUCCESS;
+}
+
+/* What every rank's call must agree on (FNV-1a, 23 bits: the ready word's
+ * room above the run and the handle bit). */
+static uint32_t plan_signature(const coll_plan *p)
+{
+    uint64_t f[] = {(uint64_t)p->kind, p->count, (uint64_t)p->type, (uint64_t)p->op,
+                    (uint64_t)p->root};
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        for (int b = 0; b < 8; b++)
+            h = (h ^ (f[i] >> (8 * b) & 0xffu)) * 1099511628211ull;
+    for (const char *c = p->algo->name; *c; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    return (uint32_t)((h ^ (h >> 23) ^ (h >> 46)) & 0x7fffffu);
 }
 
 static tcaresult plan_prepare(coll_plan *p, coll_kind kind, const void *sendbuf, void *recvbuf,
@@ -411,6 +447,8 @@ static tcaresult plan_prepare(coll_plan *p, coll_kind kind, const void *sendbuf,
             if (all[q].targets >> p->rank & 1)
                 p->sources |= 1ull << q;
         }
+        p->sig = plan_signature(p);
+        p->announced = p->recv.bytes ? p->recv.h : (tcaHandle){0};
     }
     free(all);
     if (r != TCA_SUCCESS)
@@ -422,22 +460,14 @@ static tcaresult plan_run(coll_plan *p, int after_exchange)
 {
     p2_comm_t c = p->comm;
     p->run = ++c->run_seq;
+    p->runs++;
     p->ready_seen = 0;
-    p->use_ready = !after_exchange && p->kind != COLL_BARRIER;
+    p->use_ready = !after_exchange && p->kind != COLL_BARRIER && !p->algo->self_synced;
     if (p->kind != COLL_BARRIER && p->bytes == 0)
         return TCA_SUCCESS;
-    if (p->use_ready && p->sources) {
-        /* Tell every rank that writes into us that this run may begin. */
-        for (int q = 0; q < p->size; q++) {
-            if (!(p->sources >> q & 1))
-                continue;
-            tcaPIOHandle pio;
-            COLL_TRY(tcaSetPIORegion(&pio, &c->mailbox_h[q], COLL_MB_READY + 8u * (size_t)p->rank,
-                                     8));
-            COLL_TRY(tcaSendPIO(&pio, 0, &p->run, sizeof p->run));
-        }
-        COLL_TRY(tcaSendPIOCommit());
-    }
+    /* Tell every rank that writes into us that this run may begin. */
+    if (p->use_ready)
+        COLL_TRY(coll_send_ready(p));
     tcaresult r = p->algo->run(p);
     tcaresult f = coll_flush(p);
     if (p->chain) {
@@ -447,16 +477,170 @@ static tcaresult plan_run(coll_plan *p, int after_exchange)
     return r != TCA_SUCCESS ? r : f;
 }
 
+/* ---- Blocking calls ----------------------------------------------------------
+ *
+ * MPI exchanges nothing per call: the arguments must match, and the library
+ * trusts them. So a blocking call reuses the plan of an earlier call with the
+ * same (communicator, collective, count, type, op, root): its algorithm,
+ * scratch and the peers' scratch handles. Only the first such call pays the
+ * exchange; later ones are the algorithm alone, with the ready tokens that
+ * carry each rank's current recv handle (every rank may pass other buffers
+ * each time) and the arguments' signature (a rank whose call differs from its
+ * peer's gets TCA_ERROR_INVALID_ARGUMENT). Every rank makes the same calls in
+ * the same order, so every rank hits and misses this cache alike.
+ * P2_COLL_CHECK=1 makes every call exchange and check its arguments as the
+ * first does (a rank whose call differs so that the others hit while it
+ * misses waits for them in the exchange: the simulator's deadlock diagnosis
+ * names the calls). */
+#define PLAN_CACHE 8
+
+typedef struct cached_plan {
+    int valid;
+    uint64_t used; /* for least-recently-used replacement */
+    coll_kind kind;
+    size_t count;
+    tcaDataType type;
+    tcaOp op;
+    int root;
+    int kinds;       /* buffer_kinds */
+    char forced[24]; /* P2_COLL_<COLLECTIVE> when the plan was made */
+    const void *sendbuf, *recvbuf; /* as the plan's buffers were given */
+    coll_plan plan;
+} cached_plan;
+
+static cached_plan plan_cache[PLAN_CACHE];
+static uint64_t plan_cache_clock;
+
+static int check_every_call(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("P2_COLL_CHECK");
+        v = e && *e && strcmp(e, "0") != 0;
+    }
+    return v;
+}
+
+static void plan_cache_drop(p2_comm_t comm)
+{
+    for (int i = 0; i < PLAN_CACHE; i++)
+        if (plan_cache[i].valid && plan_cache[i].plan.comm == comm) {
+            plan_release(&plan_cache[i].plan);
+            plan_cache[i].valid = 0;
+        }
+}
+
+/* Points a cached plan at this call's buffers: new local handles, which
+ * the next ready tokens announce. */
+static tcaresult plan_rebind(coll_plan *p, const void *sendbuf, void *recvbuf)
+{
+    coll_plan probe;
+    memset(&probe, 0, sizeof probe);
+    probe.comm = p->comm;
+    probe.rank = p->rank;
+    probe.size = p->size;
+    probe.kind = p->kind;
+    probe.count = p->count;
+    probe.type = p->type;
+    probe.op = p->op;
+    probe.root = p->root;
+    probe.esize = p->esize;
+    probe.bytes = p->bytes;
+    tcaresult r = plan_buffers(&probe, sendbuf, recvbuf);
+    if (r == TCA_SUCCESS && !p->algo->eligible(&probe))
+        r = TCA_ERROR_NOT_SUPPORTED; /* e.g. GPU buffers for a host-only algorithm */
+    if (r != TCA_SUCCESS) {
+        plan_release_buffers(&probe);
+        return r;
+    }
+    plan_release_buffers(p);
+    p->send = probe.send;
+    p->recv = probe.recv;
+    p->in_place = probe.in_place;
+    return TCA_SUCCESS;
+}
+
+/* Whether GPU memory is involved: a plan's algorithm was chosen for its
+ * buffers (some run on host memory only), so a change makes a new plan, on
+ * every rank alike when the program changes its buffers alike. (In place or
+ * not may differ between ranks and calls: it is only a rebind.) */
+static int buffer_kinds(const void *sendbuf, const void *recvbuf)
+{
+    int s = sendbuf && sendbuf != P2_IN_PLACE ? coll_memory_kind(sendbuf, 1) : -1;
+    int r = recvbuf && recvbuf != P2_IN_PLACE ? coll_memory_kind(recvbuf, 1) : -1;
+    return s == tcaMemoryGPU || r == tcaMemoryGPU;
+}
+
+static void set_activity(const char *call)
+{
+    p2_rt *rt = p2_rt_get();
+    if (!rt || !rt->job)
+        return;
+    p2_job_rank *slot = &rt->job->ranks[rt->rank]; /* the diagnosis reads lane 0's */
+    if (call) {
+        snprintf(slot->mpi_wait, sizeof slot->mpi_wait, "%s", call);
+        p2_st_sc(&slot->mpi_since_ps, p2_rt_clock_ps(rt));
+    } else
+        slot->mpi_wait[0] = '\0';
+}
+
 static tcaresult blocking(coll_kind kind, const void *sendbuf, void *recvbuf, size_t count,
                           tcaDataType type, tcaOp op, int root, p2_comm_t comm)
 {
     p2_rt_api_begin();
-    coll_plan p;
-    tcaresult r = plan_prepare(&p, kind, sendbuf, recvbuf, count, type, op, root, comm);
-    if (r == TCA_SUCCESS) {
-        r = plan_run(&p, 1);
-        plan_release(&p);
+    char call[40];
+    snprintf(call, sizeof call, "p2_%s (count %zu, root %d)", coll_kind_names[kind], count, root);
+    set_activity(call);
+    tcaresult r = TCA_SUCCESS;
+    p2_comm_t c;
+    cached_plan *hit = NULL, *victim = NULL;
+    if (kind == COLL_BARRIER)
+        count = 0, type = TCA_BYTE, root = 0;
+    if (!rooted(kind))
+        root = 0;
+    if (kind != COLL_REDUCE && kind != COLL_ALLREDUCE)
+        op = TCA_OP_SUM;
+    int kinds = buffer_kinds(sendbuf, recvbuf);
+    char forced[24];
+    coll_forced_name(kind, forced, sizeof forced);
+    if (!check_every_call() && coll_comm_get(comm, &c) == TCA_SUCCESS) {
+        for (int i = 0; i < PLAN_CACHE; i++) {
+            cached_plan *e = &plan_cache[i];
+            if (e->valid && e->plan.comm == c && e->kind == kind && e->count == count &&
+                e->type == type && e->op == op && e->root == root && e->kinds == kinds &&
+                strcmp(e->forced, forced) == 0)
+                hit = e;
+            if (!victim || (victim->valid && (!e->valid || e->used < victim->used)))
+                victim = e;
+        }
     }
+    if (hit) {
+        hit->used = ++plan_cache_clock;
+        if (sendbuf != hit->sendbuf || recvbuf != hit->recvbuf) {
+            r = plan_rebind(&hit->plan, sendbuf, recvbuf);
+            hit->sendbuf = sendbuf;
+            hit->recvbuf = recvbuf;
+            if (r != TCA_SUCCESS)
+                hit->sendbuf = hit->recvbuf = NULL; /* rebind again next time */
+        }
+        if (r == TCA_SUCCESS)
+            r = plan_run(&hit->plan, 0);
+    } else {
+        coll_plan p;
+        r = plan_prepare(&p, kind, sendbuf, recvbuf, count, type, op, root, comm);
+        if (r == TCA_SUCCESS) {
+            r = plan_run(&p, 1);
+            if (r == TCA_SUCCESS && victim) {
+                if (victim->valid)
+                    plan_release(&victim->plan);
+                *victim = (cached_plan){1,     ++plan_cache_clock, kind, count, type, op, root,
+                                        kinds, "",      sendbuf,           recvbuf, p};
+                memcpy(victim->forced, forced, sizeof forced);
+            } else
+                plan_release(&p);
+        }
+    }
+    set_activity(NULL);
     p2_rt_api_end();
     return r;
 }

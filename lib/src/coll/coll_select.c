@@ -282,14 +282,25 @@ static tcaresult load_rules(const char *path)
     return status;
 }
 
+static const char *forced_env(coll_kind kind)
+{
+    char var[64];
+    snprintf(var, sizeof var, "P2_COLL_%s", coll_kind_names[kind]);
+    for (char *c = var; *c; c++)
+        *c = (char)toupper((unsigned char)*c);
+    return getenv(var);
+}
+
+void coll_forced_name(coll_kind kind, char *out, size_t size)
+{
+    const char *f = forced_env(kind);
+    snprintf(out, size, "%s", f ? f : "");
+}
+
 tcaresult coll_select(coll_plan *p)
 {
     /* 1. The environment variable. */
-    char var[64];
-    snprintf(var, sizeof var, "P2_COLL_%s", coll_kind_names[p->kind]);
-    for (char *c = var; *c; c++)
-        *c = (char)toupper((unsigned char)*c);
-    const char *forced = getenv(var);
+    const char *forced = forced_env(p->kind);
     if (forced && *forced) {
         const coll_algorithm *a = find(p->kind, forced);
         if (!a || !a->eligible(p))

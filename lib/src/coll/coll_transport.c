@@ -7,14 +7,18 @@
  * data (tcaSendPIO), local copies and local reductions with their modelled
  * cost, and the barrier's PIO tokens.
  *
- * Ready words. A persistent collective run again must not write into a
- * rank's buffers before that rank has started the same run (it may still be
- * reading the previous result). So each run but the first after the
- * preparing exchange begins with every rank writing the run's number into the
- * ready word it owns in the mailbox of each rank that writes into it (its
- * "sources", known from a dry pass of the algorithm at prepare), and the
- * first put to a rank waits for that rank's ready word. coll_comm.c sends the
- * tokens; coll_put waits for them.
+ * Ready tokens. A collective run again (persistent, or a blocking call that
+ * reuses its plan) must not write into a rank's buffers before that rank has
+ * started the same run (it may still be reading the previous result). So each
+ * run but the first after the preparing exchange begins with every rank
+ * writing a token into the slot it owns in the mailbox of each rank that
+ * writes into it (its "sources", known from a dry pass of the algorithm at
+ * prepare), and the first put to a rank waits for that rank's token. The
+ * token also carries the rank's recv handle when it changed since the last
+ * one (a blocking call may pass other buffers each time: MPI lets every rank
+ * do so on its own), and a signature of the arguments, so that ranks whose
+ * calls disagree get TCA_ERROR_INVALID_ARGUMENT instead of a wrong result.
+ * Algorithms marked self_synced skip the tokens (coll.h).
  *
  * Tags: (run % 4, step, source rank), so that notifications of different
  * steps and senders are told apart; the run bits keep a late notification of
@@ -47,14 +51,60 @@ uint8_t *coll_ptr(coll_plan *p, coll_source which, size_t off)
     return b->ptr ? b->ptr + off : NULL;
 }
 
+#define RUN_MASK ((1ull << COLL_READY_RUN_BITS) - 1u)
+#define WITH_HANDLE (1ull << COLL_READY_RUN_BITS) /* the slot's handle is new */
+
+static uint64_t ready_word(const coll_plan *p)
+{
+    return (uint64_t)p->sig << (COLL_READY_RUN_BITS + 1) | (p->run & RUN_MASK);
+}
+
+tcaresult coll_send_ready(coll_plan *p)
+{
+    if (!p->sources)
+        return TCA_SUCCESS;
+    /* The handle only when the sources do not have it yet: 8 stores less. */
+    int with_handle = memcmp(&p->announced, &p->recv.h, sizeof p->announced) != 0 &&
+                      p->recv.bytes;
+    uint64_t word = ready_word(p) | (with_handle ? WITH_HANDLE : 0);
+    for (int q = 0; q < p->size; q++) {
+        if (!(p->sources >> q & 1))
+            continue;
+        tcaPIOHandle pio;
+        COLL_TRY(tcaSetPIORegion(&pio, &p->comm->mailbox_h[q],
+                                 COLL_MB_READY + COLL_READY_BYTES * (size_t)p->rank,
+                                 COLL_READY_BYTES));
+        if (with_handle)
+            COLL_TRY(tcaSendPIO(&pio, 0, &p->recv.h, sizeof p->recv.h));
+        COLL_TRY(tcaSendPIO(&pio, COLL_READY_WORD, &word, sizeof word));
+    }
+    if (with_handle)
+        p->announced = p->recv.h;
+    return tcaSendPIOCommit();
+}
+
 static tcaresult wait_ready(coll_plan *p, int dst)
 {
     uint64_t bit = 1ull << dst;
     if (!p->use_ready || (p->ready_seen & bit))
         return TCA_SUCCESS;
-    const volatile uint64_t *word =
-        (const volatile uint64_t *)(p->comm->mailbox + COLL_MB_READY + 8u * (unsigned)dst);
-    COLL_TRY(p2_wait_u64(word, p->run));
+    const uint8_t *slot = p->comm->mailbox + COLL_MB_READY + COLL_READY_BYTES * (unsigned)dst;
+    const volatile uint64_t *word = (const volatile uint64_t *)(slot + COLL_READY_WORD);
+    p2_rt *rt = p2_rt_get();
+    if (!rt)
+        return TCA_ERROR_DEVICE;
+    p2_rt_api_begin();
+    int w = p2_rt_wait_mem(rt, word, RUN_MASK, p->run & RUN_MASK, 1);
+    p2_rt_api_end();
+    if (w != P2_CHAN_OK)
+        return TCA_ERROR_DEVICE;
+    uint64_t got = *word;
+    if ((got & ~WITH_HANDLE) != ready_word(p))
+        return TCA_ERROR_INVALID_ARGUMENT; /* dst called with other arguments */
+    /* The slot is shared by every plan of the comm: its handle is this
+     * plan's only when this token says so (it came before the word). */
+    if (got & WITH_HANDLE)
+        memcpy(&p->peer[dst].recv, slot, sizeof p->peer[dst].recv);
     p->ready_seen |= bit;
     return TCA_SUCCESS;
 }

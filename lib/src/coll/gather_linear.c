@@ -47,4 +47,4 @@ static tcaresult run(coll_plan *p)
     return TCA_SUCCESS;
 }
 
-const coll_algorithm coll_gather_linear = {COLL_GATHER, "linear", eligible, cost, scratch, run, 0};
+const coll_algorithm coll_gather_linear = {COLL_GATHER, "linear", eligible, cost, scratch, run, 0, 0};

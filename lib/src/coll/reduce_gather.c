@@ -99,6 +99,6 @@ static tcaresult run_gpu(coll_plan *p)
 }
 
 const coll_algorithm coll_reduce_gather = {COLL_REDUCE, "gather", eligible, cost_cpu, scratch,
-                                           run_cpu, 0};
+                                           run_cpu, 0, 0};
 const coll_algorithm coll_reduce_gather_gpu = {COLL_REDUCE, "gather_gpu", eligible, cost_gpu,
-                                               scratch, run_gpu, 1};
+                                               scratch, run_gpu, 1, 0};

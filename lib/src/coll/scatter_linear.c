@@ -47,4 +47,4 @@ static tcaresult run(coll_plan *p)
 }
 
 const coll_algorithm coll_scatter_linear = {COLL_SCATTER, "linear", eligible, cost, scratch,
-                                            run, 0};
+                                            run, 0, 0};
