@@ -177,6 +177,10 @@ void check_params(const Params& p, const std::string& file) {
   if (p.pio_store_bytes > p.max_payload_bytes)
     fail("pio_store_bytes = " + v(p.pio_store_bytes) + " exceeds max_payload_bytes = " +
          v(p.max_payload_bytes) + ": each PIO store is one write TLP");
+  // A TLP entering a ring needs the bubble and itself in the output queue.
+  if (p.ring_bubble_tlps >= p.output_queue_tlps)
+    fail("ring_bubble_tlps = " + v(p.ring_bubble_tlps) + " must be below output_queue_tlps = " +
+         v(p.output_queue_tlps) + ": no TLP could ever enter a ring");
   check_link_credits(p, where, 0, "");
 }
 

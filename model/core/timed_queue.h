@@ -42,6 +42,9 @@ class TimedQueue {
   void arm() {
     sc_core::sc_time now = sc_core::sc_time_stamp();
     sc_core::sc_time due = items_.front().first;
+    // A pending earlier notification (a delta one, when the popped item's
+    // successor was due at once) would swallow this later one: replace it.
+    event_.cancel();
     event_.notify(due > now ? due - now : sc_core::SC_ZERO_TIME);
   }
   std::deque<std::pair<sc_core::sc_time, T>> items_;

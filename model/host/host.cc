@@ -16,7 +16,7 @@ using sc_core::sc_time_stamp;
 HostConfig HostConfig::make(const Params& p, const LinkConfig& slot) {
   HostConfig c;
   c.host = {ns(p.host_read_latency_ns), ns(p.host_write_latency_ns), p.host_read_gbps};
-  c.gpu = {ns(p.gpu_read_latency_ns), ns(p.gpu_write_latency_ns), p.gpu_read_gbps};
+  c.gpu = {ns(p.gpu_read_latency_ns), ns(p.gpu_write_latency_ns), p.gpu_read_gbps, p.gpu_write_gbps};
   c.mmio_post = ns(p.mmio_post_latency_ns);
   c.pio_store_bytes = static_cast<uint32_t>(p.pio_store_bytes);
   c.pio_store_gap = ns(p.pio_store_ns);
@@ -54,6 +54,7 @@ void Host::attach(LinkPort& port, const PortConfig& pc) {
     m.read_latency = t.read_latency;
     m.write_latency = t.write_latency;
     m.read_bytes_per_ns = t.read_bytes_per_ns;
+    m.write_bytes_per_ns = t.write_bytes_per_ns;
   };
   setup(rp.host_mem, memory_.host, memory_.host_size, pc.host ? *pc.host : config_.host);
   setup(rp.gpu_mem, memory_.gpu, memory_.gpu_size, pc.gpu ? *pc.gpu : config_.gpu);
@@ -217,6 +218,13 @@ void Host::tlp_arrived(LinkPort& port, TlpPtr tlp) {
       }
       // Posted writes stay in order: none becomes visible before an older one.
       sc_time visible = sc_time_stamp() + m->write_latency;
+      if (m->write_bytes_per_ns > 0) {
+        // The memory takes the bytes at its write rate; the link's credits
+        // come back as it does, so a faster sender is held back.
+        sc_time start = std::max(sc_time_stamp(), m->write_free);
+        m->write_free = start + sc_time(tlp->length / m->write_bytes_per_ns, sc_core::SC_NS);
+        visible = std::max(visible, m->write_free);
+      }
       if (!rp.writes_due.empty()) visible = std::max(visible, rp.writes_due.last_due());
       rp.writes_due.push(visible, std::move(tlp));
       return;

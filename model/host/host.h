@@ -61,6 +61,7 @@ struct HostConfig {
   struct MemoryTiming {
     sc_core::sc_time read_latency, write_latency;
     double read_bytes_per_ns = 0;
+    double write_bytes_per_ns = 0;  // 0: writes never limit
   };
   MemoryTiming host, gpu;
   sc_core::sc_time mmio_post;     // CPU store or load to its TLP leaving the root port
@@ -135,7 +136,9 @@ class Host : public sc_core::sc_module, public LinkClient {
     uint64_t size = 0;
     sc_core::sc_time read_latency, write_latency;
     double read_bytes_per_ns = 0;
+    double write_bytes_per_ns = 0;    // 0: unlimited
     sc_core::sc_time read_free;       // read data path busy until
+    sc_core::sc_time write_free;      // write data path busy until
     TimedQueue<TlpPtr> completions;   // answers in the order they leave
   };
   struct RootPort {

@@ -414,6 +414,8 @@ const LinkDirStats& LinkPort::tx_stats() const {
 
 size_t LinkPort::tx_queued() const { return link_->dirs_[side_]->queued; }
 
+void LinkPort::notify_space() { link_->dirs_[side_]->was_full = true; }
+
 int LinkPort::tx_oldest_class() const {
   const PcieLink::Direction& d = *link_->dirs_[side_];
   int best = -1;

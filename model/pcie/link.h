@@ -95,6 +95,9 @@ class LinkPort {
   const std::string& name() const { return name_; }
   const LinkDirStats& tx_stats() const;  // what this end transmitted
   size_t tx_queued() const;              // TLPs waiting to start
+  // The client's tx_space() is called when the next TLP starts, even if the
+  // queue was not full (a client waiting for more room than one TLP).
+  void notify_space();
   // The class of the oldest TLP waiting to start, or -1 when none waits
   // (diagnosis of credit deadlocks; no simulated cost).
   int tx_oldest_class() const;

@@ -8,6 +8,7 @@ ChipConfig ChipConfig::make(const Params& p, const LinkConfig& slot, unsigned nn
   c.chip_mhz = p.chip_mhz;
   c.router.route_pipeline_cycles = u32(p.route_pipeline_cycles);
   c.router.output_queue_tlps = u32(p.output_queue_tlps);
+  c.router.ring_bubble_tlps = u32(p.ring_bubble_tlps);
   c.router.datapath_bytes = u32(p.datapath_bytes);
   c.registers.access_cycles = u32(p.reg_access_cycles);
   c.pio.translate_cycles = u32(p.pio_translate_cycles);

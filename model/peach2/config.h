@@ -14,6 +14,7 @@ namespace p2 {
 struct RouterConfig {
   uint32_t route_pipeline_cycles = 0;  // per hop, input to output
   uint32_t output_queue_tlps = 0;      // before the crossbar stalls its inputs
+  uint32_t ring_bubble_tlps = 0;       // kept free on E/W for TLPs going on along the ring
   uint32_t datapath_bytes = 0;         // moved per cycle
 };
 

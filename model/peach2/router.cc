@@ -96,10 +96,20 @@ Xbar Router::head_output(Xbar in) const {
   return i.queue.empty() ? Xbar::Count : decide(*i.queue.front());
 }
 
-bool Router::has_room(const Output& out) const {
+bool Router::has_room(const Output& out, size_t extra) const {
   if (!out.link) return true;  // internal units take whatever arrives
-  return out.pipeline.size() + out.link->tx_queued() <
+  return out.pipeline.size() + out.link->tx_queued() + extra <
          static_cast<size_t>(config_.output_queue_tlps);
+}
+
+size_t Router::bubble(int in, int out) const {
+  // Bubble flow control: a TLP that enters a ring must leave room for one
+  // that is already on it, so the ring's buffers can never all fill; one
+  // going on along the ring needs room for itself only.
+  const int e = static_cast<int>(Xbar::E), w = static_cast<int>(Xbar::W);
+  if (out != e && out != w) return 0;
+  if ((in == w && out == e) || (in == e && out == w)) return 0;
+  return config_.ring_bubble_tlps;
 }
 
 void Router::answer_unsupported(const Tlp& read) {
@@ -138,8 +148,10 @@ void Router::arbitrate() {
       want_wake(out.free);
       continue;
     }
-    // Round-robin over the inputs whose head goes to this output.
+    // Round-robin over the inputs whose head goes to this output and fits
+    // (with the ring's bubble for a TLP entering the ring here).
     int chosen = -1;
+    bool waiting = false;
     for (int k = 0; k < kXbarPorts; ++k) {
       int i = (out.next_input + k) % kXbarPorts;
       Input& in = inputs_[i];
@@ -148,11 +160,14 @@ void Router::arbitrate() {
         want_wake(in.free);
         continue;
       }
+      waiting = true;
+      if (!has_room(out, bubble(i, o))) continue;
       chosen = i;
       break;
     }
-    if (chosen < 0) continue;
-    if (!has_room(out)) {
+    if (!waiting) continue;
+    if (chosen < 0) {
+      if (out.link) out.link->notify_space();  // a TLP entering the ring waits for its bubble
       if (!out.stalled) {
         out.stalled = true;
         out.stalled_since = now;

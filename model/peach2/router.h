@@ -6,7 +6,10 @@
 // requester's node and function). The move takes route_pipeline_cycles plus
 // one cycle per datapath_bytes of the TLP, occupies the input and the output
 // for the transfer cycles, and only starts while the output has room; the input
-// releases its buffer when the move starts. Arbitration is round-robin per output.
+// releases its buffer when the move starts. Arbitration is round-robin per
+// output, among the inputs whose head fits: on the ring ports (E, W) a TLP
+// entering the ring there needs ring_bubble_tlps more room than one going on
+// along it (bubble flow control; topologies/README.md, Deadlock freedom).
 #pragma once
 
 #include <array>
@@ -90,7 +93,8 @@ class Router : public sc_core::sc_module, public LinkClient {
   };
 
   Xbar decide(const Tlp& tlp) const;
-  bool has_room(const Output& out) const;
+  bool has_room(const Output& out, size_t extra = 0) const;
+  size_t bubble(int in, int out) const;
   void arbitrate();
   void deliver();
   void wake(sc_core::sc_time at);

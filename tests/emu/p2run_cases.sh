@@ -285,14 +285,19 @@ bad_outputs)
     expect_clean ;;
 ring_credit_deadlock)
     # 21 ranks on a ring of 21, each streaming to the rank 10 hops east: every
-    # E cable carries 10 flows, the boards' input buffers fill with TLPs that
-    # must go on east, and the ring stops (a real credit deadlock: PEACH2 has
-    # no virtual channels). The report must name the cycle, not claim that
-    # nothing is in flight.
+    # E cable carries 10 flows. With the boards' bubble flow control (default)
+    # the ring keeps moving. A router without it (ring_bubble_tlps = 0) lets
+    # the input buffers fill with TLPs that must go on east, and the ring
+    # stops (a credit deadlock: PEACH2 has no virtual channels). The report
+    # must name the cycle, not claim that nothing is in flight.
     STREAM=$BIN/../../workloads/stream
     [ -x "$STREAM" ] || { echo "SKIP: no stream workload"; exit 0; }
     printf 'ring 21\n' >"$TMP/ring21.topo"
     run -n 21 --topology "$TMP/ring21.topo" --timeout 60 -- "$STREAM" -s 1M --partner half
+    expect_rc 0
+    printf 'ring_bubble_tlps = 0\n' >"$TMP/nobubble.params"
+    run -n 21 --topology "$TMP/ring21.topo" --params "$TMP/nobubble.params" --timeout 60 -- \
+        "$STREAM" -s 1M --partner half
     expect_rc 3
     expect_err "credit deadlock: node 0 E -> node 1 W, node 1 E -> node 2 W,"
     expect_err "node 20 E -> node 0 W hold 504 TLPs waiting for posted credits"

@@ -346,8 +346,7 @@ static void floats(void)
         {0, "P2_COLL_ALLREDUCE", "dissemination_pio"}, {0, "P2_COLL_ALLREDUCE", "dissemination"},
         {0, "P2_COLL_ALLREDUCE", "rsag"}, {1, "P2_COLL_REDUCE", "gather"},
         {1, "P2_COLL_REDUCE", "gather_gpu"}};
-    /* 125: odd, and at most 2 KiB, so that forcing the long-path algorithms
-     * stays within what a ring of 8 boards holds (coll.h, COLL_LONG_PATH_SAFE_BYTES). */
+    /* 125: odd (the rounding order of non-power-of-two windows). */
     size_t counts[] = {1, 125};
     int done = 0;
     for (size_t t = 0; t < 3; t++)

@@ -252,46 +252,16 @@ static inline int coll_floor_log2(int n)
  * writes to rank r + d (COLL_ADD) or r ^ d (COLL_XOR), coll_share follows
  * every transfer along the network's routes (handed over by the simulator,
  * so the topology, the routing policy and the mapping count) and returns the
- * most transfers any one cable carries (at least 1); *cyclic says whether the
- * transfers' paths close a cycle of cables, each holding traffic for the
- * next (a cycle in the channel dependency graph), or any path has
- * COLL_RISKY_PATH_CABLES cables or more (see below). Without routes (no p2run)
- * the ranks are taken to sit in order along one ring: min(d, p - d), cyclic
- * when that is more than one hop. */
+ * most transfers any one cable carries (at least 1). Without routes (no
+ * p2run) the ranks are taken to sit in order along one ring: min(d, p - d).
+ * (The boards' bubble flow control keeps such steps from deadlocking a ring
+ * at any size: topologies/README.md, "Deadlock freedom".) */
 typedef enum { COLL_ADD, COLL_XOR } coll_pattern;
-double coll_share(int d, int n, coll_pattern pat, int *cyclic);
-/* The most bytes one rank writes in a step whose paths close a cycle for the
- * cost model to consider the step safe. PEACH2 has no virtual channels: such
- * flows can fill every board's input buffer on the cycle with TLPs for the
- * next cable, and nothing moves again (topologies/README.md, "Credit
- * deadlock"). A row of 8 boards holds 8 x (16 + 8) TLPs of 256 B = 48 KiB
- * with the default rx_posted_data_credits (4 KiB) and output_queue_tlps (8),
- * and consecutive steps' flows overlap in time. Measured on the 2x8 torus:
- * recursive doubling with the identity mapping deadlocks at 2 KiB per block
- * (8 KiB per 4-hop flow) and runs at 1 KiB; dissemination allreduce deadlocks
- * at 8 KiB per flow and, after other traffic, at 4000 B; the ring allgather
- * on the Gray-code map (whose rank-order neighbours are up to 4 hops apart)
- * at 32 KiB, although the cables of its own routes close no cycle: most
- * likely another message (a barrier token or ready word of a rank already
- * past the collective, its next step) sits at the head of one board's FIFO
- * and closes it, which this per-step analysis does not see; so paths of 4
- * cables or more count as a cycle, which
- * fits every case measured (recursive doubling on that map, 3-cable paths at
- * most, runs up to 4 MiB; the ring on the identity map, 2 at most, too).
- * 2 KiB per flow keeps a margin. Above it the cost model prices
- * the step out (COLL_UNSAFE_S): only a forced algorithm or a rule runs it
- * (and may deadlock the job, which the simulator then reports). */
-#define COLL_LONG_PATH_SAFE_BYTES 2048.0
-#define COLL_RISKY_PATH_CABLES 4
-#define COLL_UNSAFE_S 1e6
+double coll_share(int d, int n, coll_pattern pat);
 /* Seconds of a step moving `bytes` per rank to the rank d away, at bw. */
 static inline double coll_step_bytes_s(int d, int n, coll_pattern pat, double bytes, double bw)
 {
-    int cyclic;
-    double share = coll_share(d, n, pat, &cyclic);
-    if (cyclic && bytes > COLL_LONG_PATH_SAFE_BYTES)
-        return COLL_UNSAFE_S;
-    return share * bytes / bw;
+    return coll_share(d, n, pat) * bytes / bw;
 }
 static inline int coll_is_pow2(int n)
 {

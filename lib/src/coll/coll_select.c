@@ -86,39 +86,21 @@ static int route_cables(const p2_rt *rt, unsigned a, unsigned b, int *cables, in
 
 #define NCABLES (P2_JOB_MAX_RANKS * 4)
 
-/* Is there a cycle in the cable dependency graph (DFS colours)? */
-static int dep_cycle(const uint64_t (*next)[NCABLES / 64], int v, uint8_t *colour)
-{
-    colour[v] = 1;
-    for (int w = 0; w < NCABLES; w++) {
-        if (!(next[v][w / 64] >> (w % 64) & 1))
-            continue;
-        if (colour[w] == 1 || (colour[w] == 0 && dep_cycle(next, w, colour)))
-            return 1;
-    }
-    colour[v] = 2;
-    return 0;
-}
-
-/* Without routes: ranks in order along one ring, whose flows close it. */
-static double ring_share(int d, int n, int *cyclic)
+/* Without routes: ranks in order along one ring. */
+static double ring_share(int d, int n)
 {
     int dd = d % n, h = dd < n - dd ? dd : n - dd;
-    *cyclic = h > 1;
     return h > 1 ? (double)h : 1.0;
 }
 
-double coll_share(int d, int n, coll_pattern pat, int *cyclic)
+double coll_share(int d, int n, coll_pattern pat)
 {
     const p2_rt *rt = p2_rt_get();
-    *cyclic = 0;
     if (!rt || !rt->route_port || !share_comm || share_comm->size != n)
-        return ring_share(d, n, cyclic);
+        return ring_share(d, n);
     static uint16_t load[NCABLES];
-    static uint64_t next[NCABLES][NCABLES / 64];
     memset(load, 0, sizeof load);
-    memset(next, 0, sizeof next);
-    int any_dep = 0, longest = 0, cables[P2_JOB_MAX_RANKS];
+    int cables[P2_JOB_MAX_RANKS];
     for (int r = 0; r < n; r++) {
         int q = pat == COLL_XOR ? r ^ d : (r + d) % n;
         if (q >= n || q == r)
@@ -126,32 +108,14 @@ double coll_share(int d, int n, coll_pattern pat, int *cyclic)
         int k = route_cables(rt, rt->rank_node[share_comm->world_rank[r]],
                              rt->rank_node[share_comm->world_rank[q]], cables, P2_JOB_MAX_RANKS);
         if (k < 0) /* no PEACH2 route between them */
-            return ring_share(d, n, cyclic);
-        if (k > longest)
-            longest = k;
-        for (int i = 0; i < k; i++) {
+            return ring_share(d, n);
+        for (int i = 0; i < k; i++)
             load[cables[i]]++;
-            if (i + 1 < k) {
-                next[cables[i]][cables[i + 1] / 64] |= 1ull << (cables[i + 1] % 64);
-                any_dep = 1;
-            }
-        }
     }
     int h = 0;
     for (int c = 0; c < NCABLES; c++)
         if (load[c] > h)
             h = load[c];
-    if (any_dep) {
-        static uint8_t colour[NCABLES];
-        memset(colour, 0, sizeof colour);
-        for (int v = 0; v < NCABLES && !*cyclic; v++)
-            if (colour[v] == 0 && dep_cycle((const uint64_t(*)[NCABLES / 64])next, v, colour))
-                *cyclic = 1;
-    }
-    /* Measured: paths of 4 cables or more deadlock without a cycle of cables
-     * that this analysis sees (coll.h, COLL_LONG_PATH_SAFE_BYTES). */
-    if (longest >= COLL_RISKY_PATH_CABLES)
-        *cyclic = 1;
     return h > 1 ? (double)h : 1.0;
 }
 
