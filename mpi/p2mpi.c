@@ -478,6 +478,43 @@ static uint64_t gdr_h2d_ps(size_t n)
     return E.rt->mpi_gdrcopy_h2d_ps + (uint64_t)((double)n * 1000.0 / E.rt->mpi_gdrcopy_h2d_gbps);
 }
 
+int pm_gpu_buf(const void *buf) { return buf && buf != MPI_IN_PLACE && gpu_buf(buf); }
+
+/* MVAPICH2's collectives move a GPU buffer to and from host staging with
+ * synchronous copies (MPIU_Memcpy_CUDA). In MVAPICH2-GDR small ones cannot
+ * be cudaMemcpy calls: three of those (6-8 us each) would exceed the
+ * published 8 B allreduce at 2 ranks (5.2 us) on their own, so they are
+ * taken as GDRCopy copies, the mechanism its point-to-point uses up to the
+ * same limit; larger ones are cudaMemcpy on unregistered host memory. */
+void pm_charge_stage_d2h(size_t n)
+{
+    if (n == 0)
+        return;
+    if (n <= E.rt->mpi_gdrcopy_bytes)
+        pm_charge(gdr_d2h_ps(n));
+    else
+        pm_charge(E.rt->cuda.d2h_ps + (uint64_t)((double)n * 1e12 / E.rt->cuda.pageable_bps));
+}
+
+void pm_charge_stage_h2d(size_t n)
+{
+    if (n == 0)
+        return;
+    if (n <= E.rt->mpi_gdrcopy_bytes)
+        pm_charge(gdr_h2d_ps(n));
+    else
+        pm_charge(E.rt->cuda.h2d_ps + (uint64_t)((double)n * 1e12 / E.rt->cuda.pageable_bps));
+}
+
+void pm_coll_call_cost(void) { pm_charge(E.rt->mpi_coll_call_ps); }
+void pm_coll_step_cost(void) { pm_charge(E.rt->mpi_coll_step_ps); }
+
+void pm_charge_reduce(size_t n)
+{
+    if (n && E.rt->host_reduce_Bps > 0)
+        pm_charge((uint64_t)((double)n * 1e12 / E.rt->host_reduce_Bps));
+}
+
 static int matches(const pm_req *r, const pm_hdr *h)
 {
     if (r->ctx != h->ctx)

@@ -76,6 +76,20 @@ void pm_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, i
 /* Charges a local copy of n bytes (mpi_copy_gbps), as pm_local_copy does:
  * for collectives that move blocks with memcpy (Bruck's packing, rotations). */
 void pm_charge_copy(size_t n);
+/* Collective costs (params.def mpi_coll_*): MVAPICH2's software per
+ * collective call, and per blocking point-to-point step inside one. */
+void pm_coll_call_cost(void);
+void pm_coll_step_cost(void);
+/* A local reduction of n bytes on the host (host_reduce_gbps): MVAPICH2
+ * reduces GPU-buffer collectives' data in host staging, on the CPU. */
+void pm_charge_reduce(size_t n);
+/* Whether buf lies in this node's GPU memory (cudaMalloc, tcaMalloc GPU). */
+int pm_gpu_buf(const void *buf);
+/* A synchronous staging copy of n bytes between a GPU buffer and host
+ * memory, as MVAPICH2-GDR's collectives make them (README: GPU buffers in
+ * collectives): GDRCopy up to mpi_gdrcopy_bytes, cudaMemcpy above. */
+void pm_charge_stage_d2h(size_t n);
+void pm_charge_stage_h2d(size_t n);
 /* Collectives the layer itself needs (communicator creation). */
 void pm_coll_barrier(pm_comm *c);
 void pm_coll_allreduce_int_max(const int *mine, int *out, pm_comm *c);

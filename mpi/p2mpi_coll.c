@@ -58,18 +58,73 @@ static int pof2_below(int n)
     return p;
 }
 
+/* Set while a collective on GPU buffers runs MVAPICH2-GDR's staged path:
+ * the call and each blocking point-to-point step of its host algorithm (and
+ * each wait for a burst of nonblocking ones) cost its collective software
+ * (mpi_coll_call_ns, mpi_coll_step_ns) on top of the messages. The costs
+ * are fitted to GPU-buffer figures; no published host-buffer collective
+ * pins them there, so host-buffer collectives keep the point-to-point
+ * costs alone. */
+static int gpu_path;
+
+static void gpu_path_begin(int gpu)
+{
+    if (gpu && !gpu_path) {
+        gpu_path = 1;
+        pm_coll_call_cost();
+    }
+}
+
+static void c_send(const void *b, int n, MPI_Datatype t, int dest, int tag, pm_comm *c, int coll)
+{
+    if (gpu_path)
+        pm_coll_step_cost();
+    pm_send(b, n, t, dest, tag, c, coll);
+}
+static void c_recv(void *b, int n, MPI_Datatype t, int src, int tag, pm_comm *c, int coll,
+                   MPI_Status *st)
+{
+    if (gpu_path)
+        pm_coll_step_cost();
+    pm_recv(b, n, t, src, tag, c, coll, st);
+}
+static void c_sendrecv(const void *sb, int sn, MPI_Datatype st, int dest, int stag, void *rb,
+                       int rn, MPI_Datatype rt, int src, int rtag, pm_comm *c, int coll,
+                       MPI_Status *status)
+{
+    if (gpu_path)
+        pm_coll_step_cost();
+    pm_sendrecv(sb, sn, st, dest, stag, rb, rn, rt, src, rtag, c, coll, status);
+}
+static void c_waitall(int n, MPI_Request r[], MPI_Status sts[])
+{
+    if (gpu_path)
+        pm_coll_step_cost();
+    pm_waitall(n, r, sts);
+}
+/* MVAPICH2 reduces GPU buffers' data on the host, in its staging (charged
+ * on that path; host-buffer collectives keep their uncharged reductions,
+ * which the point-to-point calibration and the TCA clients' golden figures
+ * assume). */
+static void c_reduce_local(const void *in, void *inout, int count, MPI_Datatype t, MPI_Op op)
+{
+    if (gpu_path)
+        pm_charge_reduce(pm_type_size(t) * (size_t)(count > 0 ? count : 0));
+    PMPI_Reduce_local(in, inout, count, t, op);
+}
+
 /* Moves bytes on the collective context. */
 static void bsend(const void *b, size_t n, int dest, pm_comm *c)
 {
-    pm_send(b, (int)n, MPI_BYTE, dest, TAG, c, 1);
+    c_send(b, (int)n, MPI_BYTE, dest, TAG, c, 1);
 }
 static void brecv(void *b, size_t n, int src, pm_comm *c)
 {
-    pm_recv(b, (int)n, MPI_BYTE, src, TAG, c, 1, MPI_STATUS_IGNORE);
+    c_recv(b, (int)n, MPI_BYTE, src, TAG, c, 1, MPI_STATUS_IGNORE);
 }
 static void bsendrecv(const void *s, size_t sn, int dest, void *r, size_t rn, int src, pm_comm *c)
 {
-    pm_sendrecv(s, (int)sn, MPI_BYTE, dest, TAG, r, (int)rn, MPI_BYTE, src, TAG, c, 1,
+    c_sendrecv(s, (int)sn, MPI_BYTE, dest, TAG, r, (int)rn, MPI_BYTE, src, TAG, c, 1,
                 MPI_STATUS_IGNORE);
 }
 
@@ -86,6 +141,19 @@ static void unpack_from(const void *in, void *buf, int count, MPI_Datatype t)
     int pos = 0, n = (int)(pm_type_size(t) * (size_t)count);
     if (n)
         PMPI_Unpack(in, n, &pos, buf, count, t, MPI_COMM_SELF);
+}
+
+/* The bytes count elements of t span (true extent), from src to dst: the
+ * emulator moving a GPU buffer to its host stand-in, whose cost the staging
+ * charges stand for. */
+static void span_copy(void *dst, const void *src, int count, MPI_Datatype t)
+{
+    MPI_Aint tlb, text, lb, ext;
+    PMPI_Type_get_true_extent(t, &tlb, &text);
+    PMPI_Type_get_extent(t, &lb, &ext);
+    if (count > 0)
+        memcpy((char *)dst + tlb, (const char *)src + tlb,
+               (size_t)text + (size_t)(count - 1) * (size_t)ext);
 }
 
 static char *at(const void *buf, MPI_Datatype t, size_t elems)
@@ -179,9 +247,9 @@ static int commutative(MPI_Op op)
 static void combine(void *in, void *acc, int count, MPI_Datatype t, MPI_Op op, int in_is_lower)
 {
     if (in_is_lower) {
-        PMPI_Reduce_local(in, acc, count, t, op); /* acc = in op acc */
+        c_reduce_local(in, acc, count, t, op); /* acc = in op acc */
     } else {
-        PMPI_Reduce_local(acc, in, count, t, op); /* in = acc op in */
+        c_reduce_local(acc, in, count, t, op); /* in = acc op in */
         pm_local_copy(in, count, t, acc, count, t);
     }
 }
@@ -199,19 +267,19 @@ static void reduce_binomial(void *acc, int count, MPI_Datatype t, MPI_Op op, int
         if ((rel & mask) == 0) {
             int src = rel | mask;
             if (src < p) {
-                pm_recv(tmp_s, count, t, (src + r0) % p, TAG, c, 1, MPI_STATUS_IGNORE);
+                c_recv(tmp_s, count, t, (src + r0) % p, TAG, c, 1, MPI_STATUS_IGNORE);
                 combine(tmp_s, acc, count, t, op, cm); /* higher ranks' part */
             }
         } else {
-            pm_send(acc, count, t, ((rel & ~mask) + r0) % p, TAG, c, 1);
+            c_send(acc, count, t, ((rel & ~mask) + r0) % p, TAG, c, 1);
             break;
         }
     }
     if (!cm && root != 0) {
         if (c->rank == 0)
-            pm_send(acc, count, t, root, TAG, c, 1);
+            c_send(acc, count, t, root, TAG, c, 1);
         else if (c->rank == root)
-            pm_recv(acc, count, t, 0, TAG, c, 1, MPI_STATUS_IGNORE);
+            c_recv(acc, count, t, 0, TAG, c, 1, MPI_STATUS_IGNORE);
     }
     free(tmp);
 }
@@ -226,11 +294,11 @@ static void allreduce_rd(void *acc, int count, MPI_Datatype t, MPI_Op op, pm_com
     int pof2 = pof2_below(p), rem = p - pof2, newrank;
     if (rank < 2 * rem) {
         if (rank % 2 == 0) {
-            pm_send(acc, count, t, rank + 1, TAG, c, 1);
+            c_send(acc, count, t, rank + 1, TAG, c, 1);
             newrank = -1;
         } else {
-            pm_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
-            PMPI_Reduce_local(tmp_s, acc, count, t, op); /* lower rank first */
+            c_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
+            c_reduce_local(tmp_s, acc, count, t, op); /* lower rank first */
             newrank = rank / 2;
         }
     } else {
@@ -240,16 +308,16 @@ static void allreduce_rd(void *acc, int count, MPI_Datatype t, MPI_Op op, pm_com
         for (int mask = 1; mask < pof2; mask <<= 1) {
             int newdst = newrank ^ mask;
             int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-            pm_sendrecv(acc, count, t, dst, TAG, tmp_s, count, t, dst, TAG, c, 1,
+            c_sendrecv(acc, count, t, dst, TAG, tmp_s, count, t, dst, TAG, c, 1,
                         MPI_STATUS_IGNORE);
             combine(tmp_s, acc, count, t, op, dst < rank);
         }
     }
     if (rank < 2 * rem) {
         if (rank % 2)
-            pm_send(acc, count, t, rank - 1, TAG, c, 1);
+            c_send(acc, count, t, rank - 1, TAG, c, 1);
         else
-            pm_recv(acc, count, t, rank + 1, TAG, c, 1, MPI_STATUS_IGNORE);
+            c_recv(acc, count, t, rank + 1, TAG, c, 1, MPI_STATUS_IGNORE);
     }
     free(tmp);
 }
@@ -264,11 +332,11 @@ static int fold_in(void *acc, void *tmp_s, int count, MPI_Datatype t, MPI_Op op,
     if (rank >= 2 * rem)
         return rank - rem;
     if (rank % 2 == 0) {
-        pm_send(acc, count, t, rank + 1, TAG, c, 1);
+        c_send(acc, count, t, rank + 1, TAG, c, 1);
         return -1;
     }
-    pm_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
-    PMPI_Reduce_local(tmp_s, acc, count, t, op);
+    c_recv(tmp_s, count, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
+    c_reduce_local(tmp_s, acc, count, t, op);
     return rank / 2;
 }
 
@@ -315,10 +383,10 @@ static void allreduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op 
                 for (int i = recv_idx; i < last_idx; i++)
                     recv_cnt += cnts[i];
             }
-            pm_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
+            c_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
                         at(tmp_s, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
                         MPI_STATUS_IGNORE);
-            PMPI_Reduce_local(at(tmp_s, t, (size_t)disps[recv_idx]), at(acc, t, (size_t)disps[recv_idx]),
+            c_reduce_local(at(tmp_s, t, (size_t)disps[recv_idx]), at(acc, t, (size_t)disps[recv_idx]),
                               recv_cnt, t, op);
             send_idx = recv_idx;
             mask <<= 1;
@@ -344,7 +412,7 @@ static void allreduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op 
                 for (int i = recv_idx; i < send_idx; i++)
                     recv_cnt += cnts[i];
             }
-            pm_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
+            c_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
                         at(acc, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
                         MPI_STATUS_IGNORE);
             if (newrank > newdst)
@@ -356,9 +424,9 @@ static void allreduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op 
     }
     if (rank < 2 * rem) {
         if (rank % 2)
-            pm_send(acc, count, t, rank - 1, TAG, c, 1);
+            c_send(acc, count, t, rank - 1, TAG, c, 1);
         else
-            pm_recv(acc, count, t, rank + 1, TAG, c, 1, MPI_STATUS_IGNORE);
+            c_recv(acc, count, t, rank + 1, TAG, c, 1, MPI_STATUS_IGNORE);
     }
     free(tmp);
 }
@@ -511,8 +579,9 @@ void pm_coll_allgather_ints(const int *mine, int n, int *all, pm_comm *c)
 #define BEGIN(name)                       \
     pm_enter(name);                       \
     pm_comm *c = pm_comm_of(comm, name)
-#define END()       \
-    pm_leave();     \
+#define END()           \
+    gpu_path = 0;       \
+    pm_leave();         \
     return MPI_SUCCESS
 
 static void check_root(int root, pm_comm *c)
@@ -533,6 +602,12 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     BEGIN("MPI_Bcast");
     check_root(root, c);
     size_t n = pm_type_size(type) * (size_t)count;
+    /* MVAPICH2 (naive CUDA path): every rank stages the buffer out of the
+     * GPU and back in, the root too */
+    int gpu = pm_gpu_buf(buf);
+    gpu_path_begin(gpu);
+    if (gpu)
+        pm_charge_stage_d2h(n);
     char *b = xmalloc(n);
     if (c->rank == root)
         pack_to(buf, count, type, b);
@@ -540,6 +615,8 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     if (c->rank != root)
         unpack_from(b, buf, count, type);
     free(b);
+    if (gpu)
+        pm_charge_stage_h2d(n);
     END();
 }
 
@@ -554,16 +631,27 @@ int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_O
 {
     BEGIN("MPI_Reduce");
     check_root(root, c);
+    /* MVAPICH2 stages GPU buffers through host memory: the input and the
+     * receive buffer (at every rank that passes one) out, the result back
+     * in at the root */
+    size_t n = pm_type_size(type) * (size_t)count;
+    int gpu_recv = pm_gpu_buf(recv);
+    gpu_path_begin(gpu_recv || pm_gpu_buf(send));
+    if (pm_gpu_buf(send))
+        pm_charge_stage_d2h(n);
+    if (gpu_recv)
+        pm_charge_stage_d2h(n);
     void *acc_s;
     void *acc = pm_type_buffer(type, count, &acc_s);
     pm_local_copy(send == MPI_IN_PLACE ? recv : send, count, type, acc_s, count, type);
-    if (c->size > 1 && pm_type_size(type) * (size_t)count > REDUCE_SHORT && commutative(op) &&
-        count >= pof2_below(c->size))
+    if (c->size > 1 && n > REDUCE_SHORT && commutative(op) && count >= pof2_below(c->size))
         reduce_rabenseifner(acc_s, count, type, op, root, c);
     else
         reduce_binomial(acc_s, count, type, op, root, c);
     if (c->rank == root)
         pm_local_copy(acc_s, count, type, recv, count, type);
+    if (c->rank == root && gpu_recv)
+        pm_charge_stage_h2d(n);
     free(acc);
     END();
 }
@@ -572,9 +660,30 @@ int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MP
                   MPI_Comm comm)
 {
     BEGIN("MPI_Allreduce");
+    /* MVAPICH2 copies a GPU input and the GPU receive buffer (both, even
+     * when the receive buffer is about to be overwritten) to host memory,
+     * runs the host algorithm and copies the result back */
+    size_t n = pm_type_size(type) * (size_t)count;
+    int gpu_recv = pm_gpu_buf(recv);
+    gpu_path_begin(gpu_recv || pm_gpu_buf(send));
+    if (pm_gpu_buf(send))
+        pm_charge_stage_d2h(n);
+    if (gpu_recv)
+        pm_charge_stage_d2h(n);
+    /* the algorithm runs on the host copy (its staging is charged above) */
+    void *host_s = recv, *host = NULL;
+    if (gpu_recv) {
+        host = pm_type_buffer(type, count, &host_s);
+        span_copy(host_s, recv, count, type);
+    }
     if (send != MPI_IN_PLACE)
-        pm_local_copy(send, count, type, recv, count, type);
-    allreduce(recv, count, type, op, c);
+        pm_local_copy(send, count, type, host_s, count, type);
+    allreduce(host_s, count, type, op, c);
+    if (gpu_recv) {
+        span_copy(recv, host_s, count, type);
+        pm_charge_stage_h2d(n);
+        free(host);
+    }
     END();
 }
 
@@ -585,6 +694,13 @@ int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int
     check_root(root, c);
     int is_root = c->rank == root;
     size_t blk = is_root ? pm_type_size(rtype) * (size_t)rcount : pm_type_size(stype) * (size_t)scount;
+    /* MVAPICH2's naive CUDA gather: each rank's block leaves the GPU (the
+     * root's own too, into its staged receive buffer); the root copies the
+     * gathered blocks back in */
+    gpu_path_begin(pm_gpu_buf(send) || (is_root && pm_gpu_buf(recv)));
+    if (send == MPI_IN_PLACE ? is_root && pm_gpu_buf(recv) : pm_gpu_buf(send))
+        pm_charge_stage_d2h(blk);
+    int gpu_out = is_root && pm_gpu_buf(recv);
     char *mine = xmalloc(blk), *all = is_root ? xmalloc(blk * (size_t)c->size) : NULL;
     if (send == MPI_IN_PLACE)
         pack_to(at(recv, rtype, (size_t)rcount * (size_t)root), rcount, rtype, mine);
@@ -595,6 +711,8 @@ int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int
         for (int i = 0; i < c->size; i++)
             unpack_from(all + (size_t)i * blk, at(recv, rtype, (size_t)rcount * (size_t)i), rcount,
                         rtype);
+    if (gpu_out)
+        pm_charge_stage_h2d(blk * (size_t)c->size);
     free(mine);
     free(all);
     END();
@@ -607,6 +725,12 @@ int MPI_Scatter(const void *send, int scount, MPI_Datatype stype, void *recv, in
     check_root(root, c);
     int is_root = c->rank == root;
     size_t blk = is_root ? pm_type_size(stype) * (size_t)scount : pm_type_size(rtype) * (size_t)rcount;
+    /* MVAPICH2's naive CUDA scatter: the root stages all blocks out of the
+     * GPU; each rank copies its block into its GPU buffer */
+    gpu_path_begin((is_root && pm_gpu_buf(send)) || pm_gpu_buf(recv));
+    if (is_root && pm_gpu_buf(send))
+        pm_charge_stage_d2h(blk * (size_t)c->size);
+    int gpu_out = !(is_root && recv == MPI_IN_PLACE) && pm_gpu_buf(recv);
     char *mine = xmalloc(blk), *all = is_root ? xmalloc(blk * (size_t)c->size) : NULL;
     if (is_root)
         for (int i = 0; i < c->size; i++)
@@ -614,6 +738,8 @@ int MPI_Scatter(const void *send, int scount, MPI_Datatype stype, void *recv, in
     scatter_bytes(all, blk, mine, root, c);
     if (!(is_root && recv == MPI_IN_PLACE))
         unpack_from(mine, recv, rcount, rtype);
+    if (gpu_out)
+        pm_charge_stage_h2d(blk);
     free(mine);
     free(all);
     END();
@@ -624,6 +750,11 @@ int MPI_Allgather(const void *send, int scount, MPI_Datatype stype, void *recv, 
 {
     BEGIN("MPI_Allgather");
     size_t blk = pm_type_size(rtype) * (size_t)rcount;
+    /* MVAPICH2's naive CUDA allgather: this rank's block out of the GPU,
+     * the gathered blocks back in */
+    gpu_path_begin(pm_gpu_buf(send) || pm_gpu_buf(recv));
+    if (send == MPI_IN_PLACE ? pm_gpu_buf(recv) : pm_gpu_buf(send))
+        pm_charge_stage_d2h(blk);
     char *all = xmalloc(blk * (size_t)c->size);
     if (send == MPI_IN_PLACE)
         pack_to(at(recv, rtype, (size_t)rcount * (size_t)c->rank), rcount, rtype,
@@ -633,6 +764,8 @@ int MPI_Allgather(const void *send, int scount, MPI_Datatype stype, void *recv, 
     allgather_bytes(all, blk, c);
     for (int i = 0; i < c->size; i++)
         unpack_from(all + (size_t)i * blk, at(recv, rtype, (size_t)rcount * (size_t)i), rcount, rtype);
+    if (pm_gpu_buf(recv))
+        pm_charge_stage_h2d(blk * (size_t)c->size);
     free(all);
     END();
 }
@@ -699,7 +832,7 @@ static void alltoall_bytes(const char *sb, char *rb, size_t blk, pm_comm *c)
             int dst = (rank + i) % p;
             pm_isend(sb + (size_t)dst * blk, (int)blk, MPI_BYTE, dst, TAG, c, 1, 0, &r[k++]);
         }
-        pm_waitall(k, r, MPI_STATUSES_IGNORE);
+        c_waitall(k, r, MPI_STATUSES_IGNORE);
         free(r);
         return;
     }
@@ -723,12 +856,18 @@ int MPI_Alltoall(const void *send, int scount, MPI_Datatype stype, void *recv, i
     size_t blk = pm_type_size(stype) * (size_t)scount;
     if (blk != pm_type_size(rtype) * (size_t)rcount)
         pm_fatal("send and receive blocks differ in size (MPI_ERR_TRUNCATE)");
+    /* MVAPICH2's naive CUDA alltoall: all blocks out of the GPU and back */
+    gpu_path_begin(pm_gpu_buf(send) || pm_gpu_buf(recv));
+    if (pm_gpu_buf(send))
+        pm_charge_stage_d2h(blk * (size_t)c->size);
     char *sb = xmalloc(blk * (size_t)c->size), *rb = xmalloc(blk * (size_t)c->size);
     for (int i = 0; i < c->size; i++)
         pack_to(at(send, stype, (size_t)scount * (size_t)i), scount, stype, sb + (size_t)i * blk);
     alltoall_bytes(sb, rb, blk, c);
     for (int i = 0; i < c->size; i++)
         unpack_from(rb + (size_t)i * blk, at(recv, rtype, (size_t)rcount * (size_t)i), rcount, rtype);
+    if (pm_gpu_buf(recv))
+        pm_charge_stage_h2d(blk * (size_t)c->size);
     free(sb);
     free(rb);
     END();
@@ -743,7 +882,7 @@ int MPI_Gatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
     BEGIN("MPI_Gatherv");
     check_root(root, c);
     if (c->rank != root) {
-        pm_send(send, scount, stype, root, TAG, c, 1);
+        c_send(send, scount, stype, root, TAG, c, 1);
         END();
     }
     MPI_Request *r = xmalloc(sizeof(MPI_Request) * (size_t)c->size);
@@ -757,7 +896,7 @@ int MPI_Gatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
             pm_irecv(dst, rcounts[i], rtype, i, TAG, c, 1, &r[i]);
         }
     }
-    pm_waitall(c->size, r, MPI_STATUSES_IGNORE);
+    c_waitall(c->size, r, MPI_STATUSES_IGNORE);
     free(r);
     END();
 }
@@ -768,7 +907,7 @@ int MPI_Scatterv(const void *send, const int scounts[], const int displs[], MPI_
     BEGIN("MPI_Scatterv");
     check_root(root, c);
     if (c->rank != root) {
-        pm_recv(recv, rcount, rtype, root, TAG, c, 1, MPI_STATUS_IGNORE);
+        c_recv(recv, rcount, rtype, root, TAG, c, 1, MPI_STATUS_IGNORE);
         END();
     }
     MPI_Request *r = xmalloc(sizeof(MPI_Request) * (size_t)c->size);
@@ -782,7 +921,7 @@ int MPI_Scatterv(const void *send, const int scounts[], const int displs[], MPI_
             pm_isend(src, scounts[i], stype, i, TAG, c, 1, 0, &r[i]);
         }
     }
-    pm_waitall(c->size, r, MPI_STATUSES_IGNORE);
+    c_waitall(c->size, r, MPI_STATUSES_IGNORE);
     free(r);
     END();
 }
@@ -838,7 +977,7 @@ int MPI_Alltoallv(const void *send, const int scounts[], const int sdispls[], MP
         pm_isend(at(send, stype, (size_t)sdispls[dst]), scounts[dst], stype, dst, TAG, c, 1, 0,
                  &r[k++]);
     }
-    pm_waitall(k, r, MPI_STATUSES_IGNORE);
+    c_waitall(k, r, MPI_STATUSES_IGNORE);
     free(r);
     END();
 }
@@ -872,10 +1011,10 @@ static void rs_halving(void *acc, void *tmp, MPI_Datatype t, MPI_Op op, const in
             recv_end = last_idx;
         }
         int send_cnt = disps[send_end] - disps[send_idx], recv_cnt = disps[recv_end] - disps[recv_idx];
-        pm_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
+        c_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
                     at(tmp, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
                     MPI_STATUS_IGNORE);
-        PMPI_Reduce_local(at(tmp, t, (size_t)disps[recv_idx]), at(acc, t, (size_t)disps[recv_idx]),
+        c_reduce_local(at(tmp, t, (size_t)disps[recv_idx]), at(acc, t, (size_t)disps[recv_idx]),
                           recv_cnt, t, op);
         send_idx = recv_idx;
         last_idx = recv_idx + mask;
@@ -911,11 +1050,11 @@ static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op,
     /* A folded-out root takes over its partner's role in the gather once it
      * has the partner's reduced block (MPICH does the same with newrank 0). */
     if (root_out && rank == root + 1) {
-        pm_send(at(acc, t, (size_t)disps[newroot]), disps[newroot + 1] - disps[newroot], t, root,
+        c_send(at(acc, t, (size_t)disps[newroot]), disps[newroot + 1] - disps[newroot], t, root,
                 TAG, c, 1);
         newrank = -1;
     } else if (root_out && rank == root) {
-        pm_recv(at(acc, t, (size_t)disps[newroot]), disps[newroot + 1] - disps[newroot], t,
+        c_recv(at(acc, t, (size_t)disps[newroot]), disps[newroot + 1] - disps[newroot], t,
                 root + 1, TAG, c, 1, MPI_STATUS_IGNORE);
         newrank = newroot;
     }
@@ -927,11 +1066,11 @@ static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op,
             dst = root;
         if ((newrank & mask) != (newroot & mask)) {
             int lo = newrank & ~(mask - 1);
-            pm_send(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1);
+            c_send(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1);
             break;
         }
         int lo = newdst & ~(mask - 1);
-        pm_recv(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1,
+        c_recv(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1,
                 MPI_STATUS_IGNORE);
     }
     free(disps);
@@ -948,12 +1087,12 @@ static void redscat_halving(void *acc, void *tmp, void *recv, const int counts[]
     int pof2 = pof2_below(p), rem = p - pof2, newrank;
     if (rank < 2 * rem) {
         if (rank % 2 == 0) {
-            pm_send(acc, total, t, rank + 1, TAG, c, 1);
-            pm_recv(recv, counts[rank], t, rank + 1, TAG, c, 1, MPI_STATUS_IGNORE);
+            c_send(acc, total, t, rank + 1, TAG, c, 1);
+            c_recv(recv, counts[rank], t, rank + 1, TAG, c, 1, MPI_STATUS_IGNORE);
             return;
         }
-        pm_recv(tmp, total, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
-        PMPI_Reduce_local(tmp, acc, total, t, op);
+        c_recv(tmp, total, t, rank - 1, TAG, c, 1, MPI_STATUS_IGNORE);
+        c_reduce_local(tmp, acc, total, t, op);
         newrank = rank / 2;
     } else {
         newrank = rank - rem;
@@ -964,7 +1103,7 @@ static void redscat_halving(void *acc, void *tmp, void *recv, const int counts[]
     disps[pof2] = total;
     rs_halving(acc, tmp, t, op, disps, pof2, newrank, rem, c);
     if (rank < 2 * rem) {
-        pm_send(at(acc, t, (size_t)displs[rank - 1]), counts[rank - 1], t, rank - 1, TAG, c, 1);
+        c_send(at(acc, t, (size_t)displs[rank - 1]), counts[rank - 1], t, rank - 1, TAG, c, 1);
     }
     pm_local_copy(at(acc, t, (size_t)displs[rank]), counts[rank], t, recv, counts[rank], t);
     free(disps);
@@ -986,9 +1125,9 @@ static void redscat_pairwise(const void *in, void *tmp, void *recv, const int co
         pm_local_copy(at(in, t, (size_t)displs[rank]), counts[rank], t, recv, counts[rank], t);
     for (int i = 1; i < p; i++) {
         int dst = (rank + i) % p, src = (rank - i + p) % p;
-        pm_sendrecv(at(in, t, (size_t)displs[dst]), counts[dst], t, dst, TAG, tmp, counts[rank], t,
+        c_sendrecv(at(in, t, (size_t)displs[dst]), counts[dst], t, dst, TAG, tmp, counts[rank], t,
                     src, TAG, c, 1, MPI_STATUS_IGNORE);
-        PMPI_Reduce_local(tmp, res, counts[rank], t, op);
+        c_reduce_local(tmp, res, counts[rank], t, op);
     }
     if (res != recv)
         pm_local_copy(res, counts[rank], t, recv, counts[rank], t);
@@ -1029,12 +1168,12 @@ static void redscat_noncomm(const void *in, void *tmp, void *recv, int blkcnt, M
             recv_off += size; /* keep the top half */
         else
             send_off += size;
-        pm_sendrecv(at(out, t, send_off), (int)size, t, peer, TAG, at(in, t, recv_off), (int)size, t,
+        c_sendrecv(at(out, t, send_off), (int)size, t, peer, TAG, at(in, t, recv_off), (int)size, t,
                     peer, TAG, c, 1, MPI_STATUS_IGNORE);
         if (rank > peer) {
-            PMPI_Reduce_local(at(in, t, recv_off), at(out, t, recv_off), (int)size, t, op);
+            c_reduce_local(at(in, t, recv_off), at(out, t, recv_off), (int)size, t, op);
         } else {
-            PMPI_Reduce_local(at(out, t, recv_off), at(in, t, recv_off), (int)size, t, op);
+            c_reduce_local(at(out, t, recv_off), at(in, t, recv_off), (int)size, t, op);
             inout = !inout;
         }
         send_off = recv_off;
@@ -1072,7 +1211,7 @@ static void redscat_doubling(void *acc, void *tmp, void *recv, const int counts[
         MPI_Datatype st = two_runs(s_a, s_b, total, t), rt = two_runs(r_a, r_b, total, t);
         int got = 0;
         if (dst < p) {
-            pm_sendrecv(acc, 1, st, dst, TAG, tmp, 1, rt, dst, TAG, c, 1, MPI_STATUS_IGNORE);
+            c_sendrecv(acc, 1, st, dst, TAG, tmp, 1, rt, dst, TAG, c, 1, MPI_STATUS_IGNORE);
             got = 1;
         }
         if (dst_root + mask > p) {
@@ -1083,20 +1222,20 @@ static void redscat_doubling(void *acc, void *tmp, void *recv, const int counts[
             for (int m = mask >> 1; m > 0; m >>= 1, k--) {
                 int d = rank ^ m, root = rank >> k << k;
                 if (d > rank && rank < root + done && d >= root + done && d < p)
-                    pm_send(tmp, 1, rt, d, TAG, c, 1);
+                    c_send(tmp, 1, rt, d, TAG, c, 1);
                 else if (d < rank && d < root + done && rank >= root + done) {
-                    pm_recv(tmp, 1, rt, d, TAG, c, 1, MPI_STATUS_IGNORE);
+                    c_recv(tmp, 1, rt, d, TAG, c, 1, MPI_STATUS_IGNORE);
                     got = 1;
                 }
             }
         }
         if (got) {
             if (dst_root < my_root) { /* theirs are the lower ranks: acc = tmp op acc */
-                PMPI_Reduce_local(tmp, acc, r_a, t, op);
-                PMPI_Reduce_local(at(tmp, t, (size_t)r_b), at(acc, t, (size_t)r_b), total - r_b, t, op);
+                c_reduce_local(tmp, acc, r_a, t, op);
+                c_reduce_local(at(tmp, t, (size_t)r_b), at(acc, t, (size_t)r_b), total - r_b, t, op);
             } else {
-                PMPI_Reduce_local(acc, tmp, r_a, t, op);
-                PMPI_Reduce_local(at(acc, t, (size_t)r_b), at(tmp, t, (size_t)r_b), total - r_b, t, op);
+                c_reduce_local(acc, tmp, r_a, t, op);
+                c_reduce_local(at(acc, t, (size_t)r_b), at(tmp, t, (size_t)r_b), total - r_b, t, op);
                 pm_local_copy(tmp, 1, rt, acc, 1, rt);
             }
         }
@@ -1184,11 +1323,11 @@ static void scan(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op
         int dst = c->rank ^ mask;
         if (dst >= c->size)
             continue;
-        pm_sendrecv(part_s, count, t, dst, TAG, tmp_s, count, t, dst, TAG, c, 1, MPI_STATUS_IGNORE);
+        c_sendrecv(part_s, count, t, dst, TAG, tmp_s, count, t, dst, TAG, c, 1, MPI_STATUS_IGNORE);
         if (dst < c->rank) {
-            PMPI_Reduce_local(tmp_s, part_s, count, t, op); /* part = lower op part */
+            c_reduce_local(tmp_s, part_s, count, t, op); /* part = lower op part */
             if (have)
-                PMPI_Reduce_local(tmp_s, recv, count, t, op);
+                c_reduce_local(tmp_s, recv, count, t, op);
             else
                 pm_local_copy(tmp_s, count, t, recv, count, t);
             have = 1;

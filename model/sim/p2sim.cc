@@ -313,6 +313,8 @@ int sc_main(int argc, char** argv) {
   job->mpi_gdr_send_bytes = static_cast<uint64_t>(params.mpi_gdr_send_bytes);
   job->mpi_gdr_recv_bytes = static_cast<uint64_t>(params.mpi_gdr_recv_bytes);
   job->mpi_cuda_block_bytes = static_cast<uint64_t>(params.mpi_cuda_block_bytes);
+  job->mpi_coll_call_ps = ns_to_ps(params.mpi_coll_call_ns);
+  job->mpi_coll_step_ps = ns_to_ps(params.mpi_coll_step_ns);
   p2_st_sc(&job->sim_pid, static_cast<int32_t>(getpid()));
   p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_READY));
   p2_futex_wake(&job->sim_state, INT_MAX);

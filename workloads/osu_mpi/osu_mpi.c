@@ -4,25 +4,31 @@
  * InfiniBand rail (p2run preloads the virtual-time MPI layer into this
  * program; it is a plain MPI program and runs under mpirun too).
  *
- *   p2run -n 2 -- osu_mpi [-m latency|bw|bcast|allreduce|alltoall|allgather|barrier]
+ *   p2run -n 2 -- osu_mpi [-m latency|bw|bcast|allreduce|reduce|alltoall|allgather|
+ *                             gather|scatter|barrier]
  *                         [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]
- *                         [-d host|cuda] [-c 1|0] [--csv FILE] [--json FILE]
+ *                         [-d host|cuda] [-t int|double] [-c 1|0] [--csv FILE] [--json FILE]
  *
  *   latency    osu_latency: rank 0 sends, rank 1 echoes (MPI_Send/MPI_Recv);
  *              latency = half the round trip, averaged over the iterations
  *   bw         osu_bw: rank 0 posts a window of 64 MPI_Isend, rank 1 64
  *              MPI_Irecv, then a 4-byte acknowledgement; bandwidth = window
  *              bytes / time
- *   bcast, allreduce, alltoall, allgather, barrier
+ *   bcast, allreduce, reduce, alltoall, allgather, gather, scatter, barrier
  *              osu_<name>: the collective's average time over the ranks
- *              (each rank's mean per call, then the mean and max over ranks)
+ *              (each rank's mean per call, then the mean and max over ranks);
+ *              rooted ones (bcast, reduce, gather, scatter) at rank 0
  * With -c 1 the received data is checked every iteration (pattern of the
- * sender and iteration); wrong bytes are counted in the table.
- * -d cuda (latency and bw; OSU's "-d cuda D D"): both ranks' buffers come
- * from cudaMalloc, so the MPI layer moves GPU buffers (its GDRCopy and
- * GPUDirect RDMA paths). The pattern goes in and out with cudaMemcpy, whose
- * simulated time is taken out of the figures. Needs the CUDA runtime
- * (p2run --gpu emulated; built only where the CUDA toolkit is found).
+ * sender and iteration, sums for the reductions); wrong bytes (elements for
+ * the reductions) are counted in the table.
+ * -t int|double: the element type of allreduce and reduce (MPI_INT32_T or
+ * MPI_DOUBLE, MPI_SUM); the sizes stay in bytes, as OSU's.
+ * -d cuda (OSU's "-d cuda D D"): every buffer comes from cudaMalloc, so the
+ * MPI layer moves GPU buffers (its GDRCopy and GPUDirect RDMA paths, and
+ * the collectives' staging). The pattern goes in and out with cudaMemcpy,
+ * whose simulated time is taken out of the figures (collectives: before the
+ * barrier that precedes each timed call, and after it). Needs the CUDA
+ * runtime (p2run --gpu emulated; built only where the CUDA toolkit is found).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -130,19 +136,49 @@ static int64_t buf_wrong(const unsigned char *b, size_t n, int who, int it, doub
 #endif
 }
 
+/* A collective's data into and out of its buffers: cudaMemcpy for GPU
+ * buffers (outside the timed calls), nothing for host ones (the image is
+ * the buffer). */
+static void to_dev(void *dev, const void *host, size_t n)
+{
+#ifdef OSU_HAVE_CUDA
+    if (on_gpu && n && cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice) != cudaSuccess) {
+        fprintf(stderr, PROGRAM ": cudaMemcpy to the GPU failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+#else
+    (void)dev, (void)host, (void)n;
+#endif
+}
+
+static void from_dev(void *host, const void *dev, size_t n)
+{
+#ifdef OSU_HAVE_CUDA
+    if (on_gpu && n && cudaMemcpy(host, dev, n, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        fprintf(stderr, PROGRAM ": cudaMemcpy from the GPU failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+#else
+    (void)host, (void)dev, (void)n;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *mode = "latency", *dev = "host";
+    const char *mode = "latency", *dev = "host", *type = "int";
     wl_option own[] = {{"-m", WL_OPTION_STRING, &mode, "MODE",
-                        "latency, bw, bcast, allreduce, alltoall, allgather or barrier"},
+                        "latency, bw, bcast, allreduce, reduce, alltoall, allgather, gather, "
+                        "scatter or barrier"},
                        {"-d", WL_OPTION_STRING, &dev, "host|cuda",
-                        "buffers in host memory or GPU memory (cudaMalloc; latency and bw)"}};
+                        "buffers in host memory or GPU memory (cudaMalloc)"},
+                       {"-t", WL_OPTION_STRING, &type, "int|double",
+                        "element type of allreduce and reduce (MPI_INT32_T or MPI_DOUBLE)"}};
     wl_program prog = {PROGRAM, "MPI point-to-point and collectives over the modelled IB rail",
-                       own, 2};
+                       own, 3};
     wl_common_options o;
     wl_options_defaults(&o);
     char err[256];
@@ -158,9 +194,11 @@ int main(int argc, char **argv)
         return ps == WL_PARSE_ERROR ? WL_EXIT_USAGE : WL_EXIT_OK;
     }
     int p2p = !strcmp(mode, "latency") || !strcmp(mode, "bw");
-    static const char *const colls[] = {"bcast", "allreduce", "alltoall", "allgather", "barrier"};
+    enum { C_BCAST, C_ALLREDUCE, C_ALLTOALL, C_ALLGATHER, C_BARRIER, C_REDUCE, C_GATHER, C_SCATTER };
+    static const char *const colls[] = {"bcast",   "allreduce", "alltoall", "allgather",
+                                        "barrier", "reduce",    "gather",   "scatter"};
     int coll = -1;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 8; i++)
         if (!strcmp(mode, colls[i]))
             coll = i;
     if (!p2p && coll < 0) {
@@ -175,6 +213,15 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return WL_EXIT_USAGE;
     }
+    if (strcmp(type, "int") && strcmp(type, "double")) {
+        if (rank == 0)
+            wl_usage_error(&prog, "-t: neither int nor double");
+        MPI_Finalize();
+        return WL_EXIT_USAGE;
+    }
+    int dbl = !strcmp(type, "double");
+    MPI_Datatype elem = dbl ? MPI_DOUBLE : MPI_INT32_T;
+    size_t es = dbl ? sizeof(double) : sizeof(int32_t);
     on_gpu = !strcmp(dev, "cuda");
 #ifndef OSU_HAVE_CUDA
     if (on_gpu) {
@@ -184,22 +231,17 @@ int main(int argc, char **argv)
         return WL_EXIT_USAGE;
     }
 #endif
-    if (on_gpu && !p2p) {
-        if (rank == 0)
-            wl_usage_error(&prog, "-d cuda: only -m latency and bw");
-        MPI_Finalize();
-        return WL_EXIT_USAGE;
-    }
     if (p2p && size < 2) {
         if (rank == 0)
             wl_usage_error(&prog, "-m latency and bw need 2 ranks");
         MPI_Finalize();
         return WL_EXIT_USAGE;
     }
-    if (coll == 4) /* barrier: one row */
+    if (coll == C_BARRIER) /* one row */
         o.min_bytes = o.max_bytes = 0;
-    if (coll == 1 && o.min_bytes < 4)
-        o.min_bytes = 4;
+    int typed = coll == C_ALLREDUCE || coll == C_REDUCE;
+    if (typed && o.min_bytes < es)
+        o.min_bytes = es;
     static const wl_column lat_cols[] = {{"bytes", WL_COLUMN_INTEGER, 10, 0},
                                          {"latency_us", WL_COLUMN_REAL, 12, 3},
                                          {"bandwidth_GBps", WL_COLUMN_REAL, 14, 3},
@@ -222,12 +264,26 @@ int main(int argc, char **argv)
         wl_report_meta(rep, "network", "MPI (virtual-time layer) over the modelled dual-rail IB QDR");
         wl_report_meta(rep, "time", "simulated");
         wl_report_meta(rep, "buffers", "%s", on_gpu ? "GPU (cudaMalloc), D D" : "host (malloc)");
+        if (typed)
+            wl_report_meta(rep, "type", "%s", dbl ? "MPI_DOUBLE" : "MPI_INT32_T");
     }
     size_t maxb = (size_t)o.max_bytes;
-    size_t bufsz = coll == 2 || coll == 3 ? maxb * (size_t)size : maxb;
+    size_t bufsz = coll == C_ALLTOALL || coll == C_ALLGATHER || coll == C_GATHER ||
+                           coll == C_SCATTER
+                       ? maxb * (size_t)size
+                       : maxb;
     unsigned char *s = buf_alloc(bufsz), *r = buf_alloc(bufsz);
-    if (on_gpu)
+    /* the collectives' host images of s and r (the buffers themselves on the host) */
+    unsigned char *hs = s, *hr = r;
+    if (on_gpu) {
         tmp = malloc(bufsz ? bufsz : 1);
+        hs = malloc(bufsz ? bufsz : 1);
+        hr = malloc(bufsz ? bufsz : 1);
+        if (!tmp || !hs || !hr) {
+            fprintf(stderr, PROGRAM ": out of memory (%zu bytes)\n", bufsz);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
     int64_t total_wrong = 0;
     for (uint64_t n = o.min_bytes;; n = n ? n * (uint64_t)o.factor : 1) {
         int iters = o.iterations, warm = o.warmup;
@@ -296,49 +352,116 @@ int main(int argc, char **argv)
         } else if (coll >= 0) {
             /* As OSU's collective tests: a barrier before every call and
              * each call timed on its own, so no call overlaps the next (an
-             * eager broadcast's root would otherwise run ahead). */
+             * eager broadcast's root would otherwise run ahead). The data
+             * goes in before the barrier and is checked after the call, so
+             * GPU buffers' cudaMemcpy stays out of the timing. */
             double spent = 0;
+            int cnt = (int)(n / es);
+            size_t all = n * (size_t)size;
             for (int it = 0; it < warm + iters; it++) {
+                int check = o.check && it >= warm;
+                switch (coll) {
+                case C_BCAST:
+                    if (rank == 0 && o.check) {
+                        fill(hr, n, 0, it);
+                        to_dev(r, hr, n);
+                    }
+                    break;
+                case C_ALLREDUCE:
+                case C_REDUCE:
+                    for (int i = 0; i < cnt; i++) {
+                        if (dbl)
+                            ((double *)hs)[i] = rank + it + i;
+                        else
+                            ((int32_t *)hs)[i] = rank + it + i;
+                    }
+                    to_dev(s, hs, (size_t)cnt * es);
+                    break;
+                case C_ALLTOALL:
+                    for (int q = 0; q < size && o.check; q++)
+                        fill(hs + (size_t)q * n, n, rank * size + q, it);
+                    if (o.check)
+                        to_dev(s, hs, all);
+                    break;
+                case C_ALLGATHER:
+                case C_GATHER:
+                    if (o.check) {
+                        fill(hs, n, rank, it);
+                        to_dev(s, hs, n);
+                    }
+                    break;
+                case C_SCATTER:
+                    for (int q = 0; q < size && rank == 0 && o.check; q++)
+                        fill(hs + (size_t)q * n, n, q, it);
+                    if (rank == 0 && o.check)
+                        to_dev(s, hs, all);
+                    break;
+                }
                 MPI_Barrier(MPI_COMM_WORLD);
                 t0 = MPI_Wtime();
                 switch (coll) {
-                case 0:
-                    if (rank == 0 && o.check)
-                        fill(r, n, 0, it);
+                case C_BCAST:
                     MPI_Bcast(r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
-                    if (o.check && it >= warm)
-                        bad += wrong(r, n, 0, it);
                     break;
-                case 1: {
-                    int cnt = (int)(n / 4);
-                    for (int i = 0; i < cnt; i++)
-                        ((int32_t *)s)[i] = rank + it + i;
-                    MPI_Allreduce(s, r, cnt, MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
-                    if (o.check && it >= warm)
-                        for (int i = 0; i < cnt; i++)
-                            bad += ((int32_t *)r)[i] != size * (it + i) + size * (size - 1) / 2;
+                case C_ALLREDUCE:
+                    MPI_Allreduce(s, r, cnt, elem, MPI_SUM, MPI_COMM_WORLD);
                     break;
-                }
-                case 2:
-                    for (int q = 0; q < size && o.check; q++)
-                        fill(s + (size_t)q * n, n, rank * size + q, it);
+                case C_REDUCE:
+                    MPI_Reduce(s, r, cnt, elem, MPI_SUM, 0, MPI_COMM_WORLD);
+                    break;
+                case C_ALLTOALL:
                     MPI_Alltoall(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
-                    for (int q = 0; q < size && o.check && it >= warm; q++)
-                        bad += wrong(r + (size_t)q * n, n, q * size + rank, it);
                     break;
-                case 3:
-                    if (o.check)
-                        fill(s, n, rank, it);
+                case C_ALLGATHER:
                     MPI_Allgather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
-                    for (int q = 0; q < size && o.check && it >= warm; q++)
-                        bad += wrong(r + (size_t)q * n, n, q, it);
                     break;
-                case 4:
+                case C_GATHER:
+                    MPI_Gather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+                    break;
+                case C_SCATTER:
+                    MPI_Scatter(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+                    break;
+                case C_BARRIER:
                     MPI_Barrier(MPI_COMM_WORLD);
                     break;
                 }
                 if (it >= warm)
                     spent += MPI_Wtime() - t0;
+                if (!check)
+                    continue;
+                switch (coll) {
+                case C_BCAST:
+                    from_dev(hr, r, n);
+                    bad += wrong(hr, n, 0, it);
+                    break;
+                case C_ALLREDUCE:
+                case C_REDUCE:
+                    if (coll == C_REDUCE && rank != 0)
+                        break;
+                    from_dev(hr, r, (size_t)cnt * es);
+                    for (int i = 0; i < cnt; i++) {
+                        double want = (double)size * (it + i) + size * (size - 1) / 2;
+                        bad += dbl ? ((double *)hr)[i] != want : ((int32_t *)hr)[i] != (int32_t)want;
+                    }
+                    break;
+                case C_ALLTOALL:
+                    from_dev(hr, r, all);
+                    for (int q = 0; q < size; q++)
+                        bad += wrong(hr + (size_t)q * n, n, q * size + rank, it);
+                    break;
+                case C_ALLGATHER:
+                case C_GATHER:
+                    if (coll == C_GATHER && rank != 0)
+                        break;
+                    from_dev(hr, r, all);
+                    for (int q = 0; q < size; q++)
+                        bad += wrong(hr + (size_t)q * n, n, q, it);
+                    break;
+                case C_SCATTER:
+                    from_dev(hr, r, n);
+                    bad += wrong(hr, n, rank, it);
+                    break;
+                }
             }
             double mine = spent / iters, sum = 0, max = 0;
             int64_t allbad = 0;
@@ -358,6 +481,10 @@ int main(int argc, char **argv)
     buf_free(s);
     buf_free(r);
     free(tmp);
+    if (on_gpu) {
+        free(hs);
+        free(hr);
+    }
     if (rank == 0 && wl_report_close(rep) != 0)
         total_wrong++;
     MPI_Finalize();

@@ -77,6 +77,8 @@ typedef struct p2_rt {
     /* GPU rendezvous: largest GPU buffer the HCA reads (send) or writes
      * (receive) itself; above, host staging in chunks of mpi_cuda_block_bytes */
     uint64_t mpi_gdr_send_bytes, mpi_gdr_recv_bytes, mpi_cuda_block_bytes;
+    /* collectives: software per call and per point-to-point step (ps) */
+    uint64_t mpi_coll_call_ps, mpi_coll_step_ps;
     p2_job *job;             /* the job segment (ranks' nodes, diagnosis fields) */
 } p2_rt;
 

@@ -489,6 +489,8 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->mpi_gdr_send_bytes = job->mpi_gdr_send_bytes;
     r->mpi_gdr_recv_bytes = job->mpi_gdr_recv_bytes;
     r->mpi_cuda_block_bytes = job->mpi_cuda_block_bytes ? job->mpi_cuda_block_bytes : 1;
+    r->mpi_coll_call_ps = job->mpi_coll_call_ps;
+    r->mpi_coll_step_ps = job->mpi_coll_step_ps;
     r->job = job;
     s->job = job;
     s->clock_mode = (p2_clock_mode)job->clock_mode;
