@@ -77,6 +77,10 @@ typedef struct p2_rt {
     /* GPU rendezvous: largest GPU buffer the HCA reads (send) or writes
      * (receive) itself; above, host staging in chunks of mpi_cuda_block_bytes */
     uint64_t mpi_gdr_send_bytes, mpi_gdr_recv_bytes, mpi_cuda_block_bytes;
+    /* FMPL's software per zero-copy step (params.def fmpl_*), ps */
+    struct {
+        uint64_t header_post_ps, header_check_ps, data_tcw_ps, flag_check_ps;
+    } fmpl;
     p2_job *job;             /* the job segment (ranks' nodes, diagnosis fields) */
 } p2_rt;
 
