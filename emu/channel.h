@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763038ULL /* "P2JOBv08" */
+#define P2_JOB_MAGIC 0x50324a4f42763039ULL /* "P2JOBv09" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
@@ -253,6 +253,8 @@ typedef struct p2_job {
     uint64_t mpi_gdr_send_bytes, mpi_gdr_recv_bytes, mpi_cuda_block_bytes;
     /* collectives: software per call and per point-to-point step, ps */
     uint64_t mpi_coll_call_ps, mpi_coll_step_ps;
+    /* FMPL's software per zero-copy step (fmpl_* in params.def), ps */
+    uint64_t fmpl_header_post_ps, fmpl_header_check_ps, fmpl_data_tcw_ps, fmpl_flag_check_ps;
 
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;

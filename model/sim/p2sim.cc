@@ -303,6 +303,10 @@ int sc_main(int argc, char** argv) {
   job->mpi_eager_bytes = static_cast<uint64_t>(params.mpi_eager_bytes);
   job->mpi_host_bytes = static_cast<uint64_t>(params.mpi_host_bytes);
   job->mpi_copy_gbps = params.mpi_copy_gbps;
+  job->fmpl_header_post_ps = ns_to_ps(params.fmpl_header_post_ns);
+  job->fmpl_header_check_ps = ns_to_ps(params.fmpl_header_check_ns);
+  job->fmpl_data_tcw_ps = ns_to_ps(params.fmpl_data_tcw_ns);
+  job->fmpl_flag_check_ps = ns_to_ps(params.fmpl_flag_check_ns);
   job->mpi_gdr_small_bytes = static_cast<uint64_t>(params.mpi_gdr_small_bytes);
   job->mpi_gdrcopy_bytes = static_cast<uint64_t>(params.mpi_gdrcopy_bytes);
   job->mpi_gdr_load_ps = ns_to_ps(params.mpi_gdr_load_ns);

@@ -9,10 +9,13 @@
  * Rank A sends `size` bytes with fmpl_send (zero copy, one round trip: B's
  * fmpl_recv posts its header into A's matching slot, A's NIA writes the data
  * straight into B's buffer, then B's flag); B sends them back the same way
- * from where they landed. Latency is half the round trip (OSU), throughput
- * size / latency. Every rank calls fmpl_init; ranks other than A and B only
- * wait in fmpl_finalize. With -c 1 A's message changes every iteration and
- * the echo is checked byte for byte.
+ * from where they landed. Each side's receive is posted when its own send
+ * returned (a blocking pair), so the header's trip is on the critical path
+ * except where it overlaps the previous message's trip, and FMPL's software
+ * per step (params.def fmpl_*) is in every trip. Latency is half the round
+ * trip (OSU), throughput size / latency. Every rank calls fmpl_init; ranks
+ * other than A and B only wait in fmpl_finalize. With -c 1 A's message
+ * changes every iteration and the echo is checked byte for byte.
  */
 #include <stdint.h>
 #include <stdio.h>

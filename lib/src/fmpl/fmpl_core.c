@@ -68,7 +68,7 @@ uint64_t fmpl_bus(const void *p, size_t len)
     return fmpl_g.rt->host.bus + (uint64_t)((const uint8_t *)p - fmpl_g.rt->host.base);
 }
 
-void fmpl_tcw_set(sr_tcw *t, uint16_t flags, unsigned dst_node, uint64_t src, uint64_t size,
+int fmpl_tcw_set(sr_tcw *t, uint16_t flags, unsigned dst_node, uint64_t src, uint64_t size,
                   unsigned dst_area, uint64_t dst_offset, unsigned flag_area, uint64_t flag_offset,
                   uint64_t flag_value)
 {
@@ -84,9 +84,19 @@ void fmpl_tcw_set(sr_tcw *t, uint16_t flags, unsigned dst_node, uint64_t src, ui
     n.flag_value = flag_value;
     /* Unchanged: the NIA re-kicks it from its cache (the fast path). */
     if (memcmp(&n, t, SR_TCW_DESC_BYTES) == 0)
-        return;
+        return 0;
     n.version = t->version + 1;
     memcpy(t, &n, SR_TCW_DESC_BYTES);
+    return 1;
+}
+
+void fmpl_charge(uint64_t ps)
+{
+    if (!ps)
+        return;
+    p2_rt_enter(fmpl_g.rt);
+    p2_rt_charge_ps(fmpl_g.rt, ps);
+    p2_rt_leave(fmpl_g.rt);
 }
 
 void fmpl_tcw_kick(sr_tcw *t, uint64_t kick_reg)

@@ -113,11 +113,15 @@ uint64_t fmpl_bus(const void *p, size_t len);
 unsigned fmpl_tcw_run(sr_tcw *t, uint64_t kick_reg);
 void fmpl_tcw_kick(sr_tcw *t, uint64_t kick_reg);
 unsigned fmpl_tcw_wait(sr_tcw *t);
-/* Sets a TCW's fields; bumps its version only when one changed. */
-void fmpl_tcw_set(sr_tcw *t, uint16_t flags, unsigned dst_node, uint64_t src, uint64_t size,
+/* Sets a TCW's fields; bumps its version only when one changed, and then
+ * returns 1 (the NIA will take the modified-TCW path), else 0. */
+int fmpl_tcw_set(sr_tcw *t, uint16_t flags, unsigned dst_node, uint64_t src, uint64_t size,
                   unsigned dst_area, uint64_t dst_offset, unsigned flag_area,
                   uint64_t flag_offset, uint64_t flag_value);
 int fmpl_wait_word(const volatile uint64_t *addr, uint64_t mask, uint64_t value);
+/* Charges `ps` of the library's own software to the rank's clock (the
+ * fmpl_* step costs of params.def, in fmpl_g.rt->fmpl). */
+void fmpl_charge(uint64_t ps);
 void fmpl_mmio_write(uint64_t reg, uint64_t value);
 uint64_t fmpl_mmio_read(uint64_t reg);
 

@@ -49,15 +49,21 @@ static int kick_data(fmpl_chan *ch, const void *buf, size_t size, int dst, int s
     uint64_t seq = ch->send_seq[i];
     uint64_t flag_at = ((uint64_t)fmpl_g.rank * (uint64_t)ch->count + (uint64_t)slot) * sizeof(fmpl_flag_t);
     sr_tcw *t = &ch->data_tcw[i];
-    int rc = FMPL_SUCCESS;
+    int rc = FMPL_SUCCESS, modified;
+    /* Reading the header the receiver wrote here is the sender's software
+     * between seeing it and the kick; so is rewriting the TCW, which every
+     * message does (its flag carries the new sequence number). */
+    fmpl_charge(fmpl_g.rt->fmpl.header_check_ps);
     if (size > h->size) {
-        fmpl_tcw_set(t, SR_TCW_FLAG, (unsigned)fmpl_g.node_of[dst], 0, 0, 0, 0, ch->area_fa, flag_at,
-                     FMPL_FLAG(seq, 0) | FMPL_FLAG_TRUNC);
+        modified = fmpl_tcw_set(t, SR_TCW_FLAG, (unsigned)fmpl_g.node_of[dst], 0, 0, 0, 0, ch->area_fa,
+                                flag_at, FMPL_FLAG(seq, 0) | FMPL_FLAG_TRUNC);
         rc = FMPL_ERR_TRUNCATE;
     } else {
-        fmpl_tcw_set(t, SR_TCW_FLAG, (unsigned)fmpl_g.node_of[dst], size ? fmpl_bus(buf, size) : 0,
-                     size, (unsigned)h->area, h->offset, ch->area_fa, flag_at, FMPL_FLAG(seq, size));
+        modified = fmpl_tcw_set(t, SR_TCW_FLAG, (unsigned)fmpl_g.node_of[dst], size ? fmpl_bus(buf, size) : 0,
+                                size, (unsigned)h->area, h->offset, ch->area_fa, flag_at, FMPL_FLAG(seq, size));
     }
+    if (modified)
+        fmpl_charge(fmpl_g.rt->fmpl.data_tcw_ps);
     fmpl_tcw_kick(t, SR_REG_KICK);
     ch->send_started[i] = 1;
     ch->send_size[i] = size;
@@ -165,8 +171,11 @@ int fmpl_chan_irecv(fmpl_chan *ch, void *buf, size_t size, int src, int slot)
     h->size = size;
     h->seq = seq;
     uint64_t at = ((uint64_t)fmpl_g.rank * (uint64_t)ch->count + (uint64_t)slot) * sizeof(fmpl_match_t);
-    fmpl_tcw_set(&ch->hdr_tcw[i], 0, (unsigned)fmpl_g.node_of[src], fmpl_bus(h, sizeof *h), sizeof *h,
-                 ch->area_ma, at, 0, 0, 0);
+    (void)fmpl_tcw_set(&ch->hdr_tcw[i], 0, (unsigned)fmpl_g.node_of[src], fmpl_bus(h, sizeof *h), sizeof *h,
+                       ch->area_ma, at, 0, 0, 0);
+    /* The header's words and their write-back to memory, where the NIA reads
+     * them; the TCW itself stays as the previous receive left it. */
+    fmpl_charge(fmpl_g.rt->fmpl.header_post_ps);
     fmpl_tcw_kick(&ch->hdr_tcw[i], SR_REG_KICK);
     return FMPL_SUCCESS;
 }
@@ -181,6 +190,8 @@ int fmpl_chan_wait_recv(fmpl_chan *ch, int src, int slot)
         return FMPL_ERR_REQUEST;
     uint64_t seq = ch->recv_seq[i];
     int ok = fmpl_wait_word(&ch->fa[i], FMPL_FLAG_SEQ_MASK, seq & FMPL_FLAG_SEQ_MASK) == 0;
+    /* What the receive does once the flag is seen: the checks below. */
+    fmpl_charge(fmpl_g.rt->fmpl.flag_check_ps);
     unsigned st = fmpl_tcw_wait(&ch->hdr_tcw[i]);
     ch->recv_live[i] = 0;
     if (!ok || st != SR_OK)

@@ -79,6 +79,10 @@ typedef struct p2_rt {
     uint64_t mpi_gdr_send_bytes, mpi_gdr_recv_bytes, mpi_cuda_block_bytes;
     /* collectives: software per call and per point-to-point step (ps) */
     uint64_t mpi_coll_call_ps, mpi_coll_step_ps;
+    /* FMPL's software per zero-copy step (params.def fmpl_*), ps */
+    struct {
+        uint64_t header_post_ps, header_check_ps, data_tcw_ps, flag_check_ps;
+    } fmpl;
     p2_job *job;             /* the job segment (ranks' nodes, diagnosis fields) */
 } p2_rt;
 

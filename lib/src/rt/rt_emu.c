@@ -488,6 +488,10 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->mpi_gdrcopy_h2d_gbps = job->mpi_gdrcopy_h2d_gbps > 0 ? job->mpi_gdrcopy_h2d_gbps : 1.0;
     r->mpi_gdr_send_bytes = job->mpi_gdr_send_bytes;
     r->mpi_gdr_recv_bytes = job->mpi_gdr_recv_bytes;
+    r->fmpl.header_post_ps = job->fmpl_header_post_ps;
+    r->fmpl.header_check_ps = job->fmpl_header_check_ps;
+    r->fmpl.data_tcw_ps = job->fmpl_data_tcw_ps;
+    r->fmpl.flag_check_ps = job->fmpl_flag_check_ps;
     r->mpi_cuda_block_bytes = job->mpi_cuda_block_bytes ? job->mpi_cuda_block_bytes : 1;
     r->mpi_coll_call_ps = job->mpi_coll_call_ps;
     r->mpi_coll_step_ps = job->mpi_coll_step_ps;
