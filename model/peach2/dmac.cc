@@ -92,6 +92,7 @@ void Dmac::start(unsigned c, uint64_t command) {
   ch.issued = ch.written = 0;
   ch.reads.clear();
   ch.draining.clear();
+  ch.prefetch = Channel::Prefetch{};
   if (command == P2_DMA_START_REGISTERS) {
     ch.register_mode = true;
     ch.next_slot = 0;
@@ -129,9 +130,56 @@ void Dmac::begin_descriptor(unsigned c) {
     fail(c, P2_ERR_DESC_FETCH);
     return;
   }
+  Channel::Prefetch& pf = ch.prefetch;
+  if (pf.addr == ch.next_desc && pf.addr != 0) {
+    pf.addr = 0;
+    if (pf.ready) {
+      descriptor_arrived(c, pf.desc);
+      return;
+    }
+    // Its fetch is out: wait for it as for our own.
+    ch.phase = Phase::Fetch;
+    ch.fetch_issued = true;
+    pf.issued = false;
+    pf.ready = false;
+    waiting_prefetch_[c] = true;
+    return;
+  }
   ch.phase = Phase::Fetch;
   ch.fetch_issued = false;
   kick();
+}
+
+void Dmac::descriptor_arrived(unsigned c, const p2_desc& d) {
+  Channel& ch = channels_[c];
+  ch.desc = d;
+  ch.next_desc = d.next;
+  ch.phase = Phase::Decode;
+  decoding_.push(clock_.edge_at_or_after(sc_time_stamp()) + clock_.cycles(config_.desc_cycles), c);
+  if ((d.flags & P2_DESC_PIPELINE) && d.next != 0) {
+    ch.prefetch = Channel::Prefetch{};
+    ch.prefetch.addr = d.next;
+    issue_prefetch(c);
+  }
+}
+
+void Dmac::issue_prefetch(unsigned c) {
+  Channel& ch = channels_[c];
+  Channel::Prefetch& pf = ch.prefetch;
+  if (pf.addr == 0 || pf.issued) return;
+  unsigned node;
+  if (pf.addr % 8 != 0 || !in_memory_window(pf.addr, P2_DESC_SIZE, &node) || node != node_ ||
+      p2_addr_window(pf.addr) != P2_WIN_HOST) {
+    pf.addr = 0;  // fetched (and refused) in its turn
+    return;
+  }
+  int tag = issue_read(c, Purpose::Descriptor, pf.addr, P2_DESC_SIZE, kPrefetchMark);
+  if (tag < 0) return;  // no tag free: run() tries again
+  // The prefetch belongs to no descriptor: it must not hold this one back.
+  tags_[tag].owner = 0;
+  --ch.tags;
+  pf.issued = true;
+  ++stats_.descriptor_fetches;
 }
 
 void Dmac::on_decoded() {
@@ -245,6 +293,7 @@ void Dmac::run() {
       ch.draining.pop_front();
       complete(c, done.desc, done.started);
     }
+    issue_prefetch(c);
     if (ch.phase == Phase::Fetch && !ch.fetch_issued) {
       if (issue_read(c, Purpose::Descriptor, ch.next_desc, P2_DESC_SIZE, 0) >= 0) {
         ch.fetch_issued = true;
@@ -301,13 +350,17 @@ void Dmac::accept(TlpPtr cpl) {
   }
   Channel& ch = channels_[c];
   if (t.purpose == Purpose::Descriptor) {
-    std::memcpy(&ch.desc, t.data.data(), P2_DESC_SIZE);
-    ch.next_desc = ch.desc.next;
+    p2_desc d;
+    std::memcpy(&d, t.data.data(), P2_DESC_SIZE);
+    bool prefetched = t.dst == kPrefetchMark;
     free_tag(cpl->tag);
-    ch.phase = Phase::Decode;
-    decoding_.push(clock_.edge_at_or_after(sc_time_stamp()) +
-                       clock_.cycles(config_.desc_cycles),
-                   c);
+    if (prefetched && !waiting_prefetch_[c]) {
+      ch.prefetch.desc = d;
+      ch.prefetch.ready = true;
+      return;
+    }
+    waiting_prefetch_[c] = false;
+    descriptor_arrived(c, d);
     return;
   }
   emit_writes(c);
@@ -407,6 +460,8 @@ void Dmac::fail(unsigned c, p2_error e) {
   ch.phase = Phase::Idle;
   ch.reads.clear();
   ch.draining.clear();
+  ch.prefetch = Channel::Prefetch{};
+  waiting_prefetch_[c] = false;
   ++stats_.errors;
   // Reads still in flight are drained when their completions come back; data
   // already read but not yet written is dropped now.

@@ -12,7 +12,9 @@
 // notify-self, to this board. The next descriptor starts once the last write
 // has entered the crossbar, or, after a P2_DESC_PIPELINE descriptor, once its
 // last read has been issued (its writes and notifications then follow while
-// the next one runs). Any error stops the channel with P2_DMA_FAILED.
+// the next one runs); in chain mode the descriptor after a P2_DESC_PIPELINE
+// one is also prefetched the moment that one arrives. Any error stops the
+// channel with P2_DMA_FAILED.
 #pragma once
 
 #include <array>
@@ -64,6 +66,14 @@ class Dmac : public sc_core::sc_module, public TlpSink {
     uint64_t next_desc = 0;    // chain mode: next descriptor's address, 0 at the end
     Phase phase = Phase::Idle;
     bool fetch_issued = false;
+    // Chain mode, after a P2_DESC_PIPELINE descriptor: the next descriptor is
+    // fetched as soon as this one has arrived (prefetch), so its fetch
+    // overlaps this one's data.
+    struct Prefetch {
+      uint64_t addr = 0;   // 0: none wanted
+      bool issued = false, ready = false;
+      p2_desc desc{};
+    } prefetch;
     // The descriptor being started or issuing its reads.
     uint64_t serial = 0;        // counts the channel's descriptors, never reset
     p2_desc desc{};
@@ -101,6 +111,8 @@ class Dmac : public sc_core::sc_module, public TlpSink {
   void on_decoded();
   void start(unsigned c, uint64_t command);
   void begin_descriptor(unsigned c);
+  void descriptor_arrived(unsigned c, const p2_desc& d);
+  void issue_prefetch(unsigned c);
   void decode(unsigned c);
   int issue_read(unsigned c, Purpose purpose, uint64_t src, uint32_t len, uint64_t dst);  // tag or -1
   void emit_writes(unsigned c);
@@ -118,6 +130,8 @@ class Dmac : public sc_core::sc_module, public TlpSink {
   Router& router_;
   Registers& regs_;
   std::array<Channel, P2_DMA_CHANNELS> channels_;
+  std::array<bool, P2_DMA_CHANNELS> waiting_prefetch_{};  // Fetch phase waits for the prefetch
+  static constexpr uint64_t kPrefetchMark = 1;  // Tag::dst of a prefetch (descriptor reads have 0)
   std::vector<Tag> tags_;
   std::deque<int> in_crossbar_;  // tag of each TLP we queued at the crossbar (-1: none)
   TimedQueue<unsigned> decoding_;  // channels whose descriptor decodes at a time

@@ -124,8 +124,11 @@ tcaresult coll_put(coll_plan *p, int dst, coll_target target, size_t dst_off,
     const tcaHandle *dh = target == COLL_TO_RECV ? &p->peer[dst].recv : &p->peer[dst].scratch;
     coll_buf *sb = buf_of(p, src);
     p->chain_len++;
-    return tcaDescSetMemcpy(p->chain, dh, dst_off, &sb->h, src_off,
-                            bytes, tcaDMANotify, P2_COLL_WAIT_SLOT,
+    /* The transfers of one chain are independent (different targets or
+     * ranges, sources nobody writes meanwhile), so each lets the next start
+     * once its reads are out, as a DMAC overlaps a chain. */
+    return tcaDescSetMemcpy(p->chain, dh, dst_off, &sb->h, src_off, bytes,
+                            tcaDMANotify | tcaDMAPipeline, P2_COLL_WAIT_SLOT,
                             coll_tag(p->run, step, p->rank));
 }
 
