@@ -40,14 +40,15 @@ static const struct { const char *name; tcaDataType type; } types[] = {
 static const char *const ops[] = {"sum", "prod", "band", "land", "bor", "lor", "bxor", "lxor",
                                   "max", "min"};
 
-enum { COL_COLL, COL_BYTES, COL_COUNT, COL_ALGO, COL_TIME, COL_ALGBW, COL_BUSBW, COL_WRONG,
-       NCOLS };
+enum { COL_COLL, COL_BYTES, COL_COUNT, COL_ALGO, COL_TIME, COL_AVG, COL_ALGBW, COL_BUSBW,
+       COL_WRONG, NCOLS };
 static const wl_column columns[NCOLS] = {
     [COL_COLL] = {"collective", WL_COLUMN_TEXT, 10, 0},
     [COL_BYTES] = {"bytes", WL_COLUMN_INTEGER, 9, 0},
     [COL_COUNT] = {"count", WL_COLUMN_INTEGER, 8, 0},
     [COL_ALGO] = {"algorithm", WL_COLUMN_TEXT, 18, 0},
     [COL_TIME] = {"time_us", WL_COLUMN_REAL, 10, 3},
+    [COL_AVG] = {"avg_us", WL_COLUMN_REAL, 10, 3},
     [COL_ALGBW] = {"algbw_GBps", WL_COLUMN_REAL, 10, 3},
     [COL_BUSBW] = {"busbw_GBps", WL_COLUMN_REAL, 10, 3},
     [COL_WRONG] = {"wrong", WL_COLUMN_INTEGER, 6, 0},
@@ -124,10 +125,11 @@ int main(int argc, char **argv)
     tcaMemoryKind mk = gpu ? tcaMemoryGPU : tcaMemoryCPU;
     WL_TCA(tcaMalloc(&a.send, send_max ? send_max : 8, mk));
     WL_TCA(tcaMalloc(&a.recv, recv_max ? recv_max : 8, mk));
-    double *times = NULL, *longest = NULL;
+    double *times = NULL, *longest = NULL, *summed = NULL;
     long long *wrongs = NULL;
     WL_TCA(tcaMalloc((void **)&times, 8, tcaMemoryCPU));
     WL_TCA(tcaMalloc((void **)&longest, 8, tcaMemoryCPU));
+    WL_TCA(tcaMalloc((void **)&summed, 8, tcaMemoryCPU));
     WL_TCA(tcaMalloc((void **)&wrongs, 16, tcaMemoryCPU));
 
     wl_report *report = NULL;
@@ -143,7 +145,8 @@ int main(int argc, char **argv)
                        coll->name, type_name, op_name, root, gpu ? "GPU" : "host");
         wl_report_meta(report, "iterations", "%d timed + %d warm-up per size", o.iterations,
                        o.warmup);
-        wl_report_meta(report, "time", "p2_wtime(), simulated: longest rank, from a common start");
+        wl_report_meta(report, "time", "p2_wtime(), simulated, from the barrier before each call: "
+                                       "time_us the slowest rank's, avg_us the ranks' mean (as OSU)");
     }
     long long total_wrong = 0;
     uint64_t bytes = coll == &cb_barrier ? 0 : o.min_bytes;
@@ -159,7 +162,7 @@ int main(int argc, char **argv)
             return usage_failure(&program, error);
         }
         WL_TCA(ir);
-        double sum = 0;
+        double sum = 0, sum_avg = 0;
         long long wrong = 0;
         for (int it = 0; it < o.warmup + o.iterations; it++) {
             if (o.check)
@@ -172,8 +175,11 @@ int main(int argc, char **argv)
             if (o.check)
                 wrong += coll->wrong(&a, it);
             WL_TCA(p2_allreduce(times, longest, 1, TCA_DOUBLE, TCA_OP_MAX, P2_COMM_WORLD));
-            if (it >= o.warmup)
+            WL_TCA(p2_allreduce(times, summed, 1, TCA_DOUBLE, TCA_OP_SUM, P2_COMM_WORLD));
+            if (it >= o.warmup) {
                 sum += *longest;
+                sum_avg += *summed / size;
+            }
         }
         wrongs[0] = wrong;
         WL_TCA(p2_reduce(wrongs, wrongs + 1, 1, TCA_LONG_LONG, TCA_OP_SUM, 0, P2_COMM_WORLD));
@@ -189,6 +195,7 @@ int main(int argc, char **argv)
                 [COL_COUNT] = {.integer = (int64_t)a.count},
                 [COL_ALGO] = {.text = p2_request_algorithm(req)},
                 [COL_TIME] = {.real = t * WL_US_PER_S},
+                [COL_AVG] = {.real = sum_avg / o.iterations * WL_US_PER_S},
                 [COL_ALGBW] = {.real = algbw},
                 [COL_BUSBW] = {.real = algbw * factor},
                 [COL_WRONG] = {.integer = wrongs[1]},
