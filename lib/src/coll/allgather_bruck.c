@@ -44,7 +44,8 @@ static tcaresult run(coll_plan *p)
 {
     size_t b = p->bytes;
     int n = p->size;
-    COLL_TRY(coll_local_copy(p, COLL_FROM_RECV, (size_t)p->rank * b, COLL_FROM_SEND, 0, b));
+    /* Own block first, in the first step's chain (which sends it on). */
+    COLL_TRY(coll_local_copy_chained(p, COLL_FROM_RECV, (size_t)p->rank * b, COLL_FROM_SEND, 0, b));
     for (int k = 0; (1 << k) < n; k++) {
         int d = 1 << k, cnt = d < n - d ? d : n - d;
         int to = coll_mod(p->rank - d, n), from = coll_mod(p->rank + d, n);
@@ -62,6 +63,7 @@ static tcaresult run(coll_plan *p)
         if (cnt > ftail)
             COLL_TRY(coll_wait(p, from, k + 32));
     }
+    COLL_TRY(coll_start(p)); /* one rank: the own block's copy alone */
     return coll_flush(p);
 }
 

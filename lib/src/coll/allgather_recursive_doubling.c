@@ -41,7 +41,8 @@ static size_t scratch(const coll_plan *p)
 static tcaresult run(coll_plan *p)
 {
     size_t b = p->bytes;
-    COLL_TRY(coll_local_copy(p, COLL_FROM_RECV, (size_t)p->rank * b, COLL_FROM_SEND, 0, b));
+    /* Own block first, in the first step's chain (which sends it on). */
+    COLL_TRY(coll_local_copy_chained(p, COLL_FROM_RECV, (size_t)p->rank * b, COLL_FROM_SEND, 0, b));
     for (int k = 0; (1 << k) < p->size; k++) {
         int d = 1 << k, partner = p->rank ^ d;
         size_t mine = (size_t)(p->rank & ~(d - 1)) * b, theirs = (size_t)(partner & ~(d - 1)) * b;
@@ -50,6 +51,7 @@ static tcaresult run(coll_plan *p)
         COLL_TRY(coll_start(p));
         COLL_TRY(coll_wait(p, partner, k));
     }
+    COLL_TRY(coll_start(p)); /* one rank: the own block's copy alone */
     return coll_flush(p);
 }
 

@@ -37,13 +37,15 @@ static tcaresult run(coll_plan *p)
 {
     size_t b = p->bytes;
     int n = p->size, next = coll_mod(p->rank + 1, n), prev = coll_mod(p->rank - 1, n);
-    COLL_TRY(coll_local_copy(p, COLL_FROM_RECV, (size_t)p->rank * b, COLL_FROM_SEND, 0, b));
+    /* Own block first, in the first step's chain (which sends it on). */
+    COLL_TRY(coll_local_copy_chained(p, COLL_FROM_RECV, (size_t)p->rank * b, COLL_FROM_SEND, 0, b));
     for (int s = 0; s < n - 1; s++) {
         size_t off = (size_t)coll_mod(p->rank - s, n) * b;
         COLL_TRY(coll_put(p, next, COLL_TO_RECV, off, COLL_FROM_RECV, off, b, s));
         COLL_TRY(coll_start(p));
         COLL_TRY(coll_wait(p, prev, s));
     }
+    COLL_TRY(coll_start(p)); /* one rank: the own block's copy alone */
     return coll_flush(p);
 }
 

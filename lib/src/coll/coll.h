@@ -107,6 +107,18 @@ typedef struct coll_plan {
     tcaHandle announced;     /* the recv handle the last ready tokens carried */
     tcaDesc *chain;          /* being built */
     int chain_len;
+    /* The chain's last transfer is held back until the start, which adds
+     * tcaDMANotifySelf to it: the flush then waits for that notification in
+     * memory, not for a read of the channel's status register. */
+    struct coll_pending {
+        const tcaHandle *dh;
+        size_t dst_off;
+        coll_buf *src;
+        size_t src_off, bytes;
+        int flags, tag;
+    } pending;
+    int has_pending;
+    int flush_tag;           /* the running chain's self-notification */
     int channel_busy;
     tcaresult status;        /* of the last start */
     int forced;              /* the algorithm came from the variable or a rule */
@@ -131,6 +143,12 @@ typedef enum coll_source {
  * `step`. Zero bytes: nothing. */
 tcaresult coll_put(coll_plan *p, int dst, coll_target target, size_t dst_off,
                    coll_source src, size_t src_off, size_t bytes, int step);
+/* Appends a copy between this rank's own buffers to the current chain, in
+ * order (the transfers after it read what it wrote); host to host is a
+ * memmove at once. For the first block of allgather, scatter and gather,
+ * so that GPU copies ride the first chain instead of a DMA of their own. */
+tcaresult coll_local_copy_chained(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                                  size_t src_off, size_t bytes);
 /* Starts the chain built since the last start (one chained DMA); waits for
  * the previous one's channel first. No transfers: nothing. */
 tcaresult coll_start(coll_plan *p);

@@ -461,6 +461,7 @@ static tcaresult plan_run(coll_plan *p, int after_exchange)
     p2_comm_t c = p->comm;
     p->run = ++c->run_seq;
     p->runs++;
+    p->has_pending = 0;
     p->ready_seen = 0;
     p->use_ready = !after_exchange && p->kind != COLL_BARRIER && !p->algo->self_synced;
     if (p->kind != COLL_BARRIER && p->bytes == 0)

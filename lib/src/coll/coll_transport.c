@@ -109,6 +109,27 @@ static tcaresult wait_ready(coll_plan *p, int dst)
     return TCA_SUCCESS;
 }
 
+static tcaresult append(coll_plan *p, const struct coll_pending *t, int extra)
+{
+    return tcaDescSetMemcpy(p->chain, t->dh, t->dst_off, &t->src->h, t->src_off, t->bytes,
+                            t->flags | extra, P2_COLL_WAIT_SLOT, t->tag);
+}
+
+/* Adds a transfer to the chain; the one before it goes in now, this one
+ * waits (coll.h: pending). */
+static tcaresult chain_append(coll_plan *p, const tcaHandle *dh, size_t dst_off, coll_buf *src,
+                              size_t src_off, size_t bytes, int flags, int tag)
+{
+    if (!p->chain && !(p->chain = tcaDescNew()))
+        return TCA_ERROR_OUT_OF_MEMORY;
+    if (p->has_pending)
+        COLL_TRY(append(p, &p->pending, 0));
+    p->pending = (struct coll_pending){dh, dst_off, src, src_off, bytes, flags, tag};
+    p->has_pending = 1;
+    p->chain_len++;
+    return TCA_SUCCESS;
+}
+
 tcaresult coll_put(coll_plan *p, int dst, coll_target target, size_t dst_off,
                    coll_source src, size_t src_off, size_t bytes, int step)
 {
@@ -119,17 +140,28 @@ tcaresult coll_put(coll_plan *p, int dst, coll_target target, size_t dst_off,
         return TCA_SUCCESS;
     }
     COLL_TRY(wait_ready(p, dst));
-    if (!p->chain && !(p->chain = tcaDescNew()))
-        return TCA_ERROR_OUT_OF_MEMORY;
     const tcaHandle *dh = target == COLL_TO_RECV ? &p->peer[dst].recv : &p->peer[dst].scratch;
-    coll_buf *sb = buf_of(p, src);
-    p->chain_len++;
-    /* The transfers of one chain are independent (different targets or
-     * ranges, sources nobody writes meanwhile), so each lets the next start
-     * once its reads are out, as a DMAC overlaps a chain. */
-    return tcaDescSetMemcpy(p->chain, dh, dst_off, &sb->h, src_off, bytes,
-                            tcaDMANotify | tcaDMAPipeline, P2_COLL_WAIT_SLOT,
-                            coll_tag(p->run, step, p->rank));
+    /* The transfers to peers in one chain are independent (different targets
+     * or ranges, sources nobody writes meanwhile), so each lets the next
+     * start once its reads are out, as a DMAC overlaps a chain. */
+    return chain_append(p, dh, dst_off, buf_of(p, src), src_off, bytes,
+                        tcaDMANotify | tcaDMAPipeline, coll_tag(p->run, step, p->rank));
+}
+
+#define COLL_CHAIN_LOCAL_STEP 254 /* the tag step of chained local copies */
+
+tcaresult coll_local_copy_chained(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
+                                  size_t src_off, size_t bytes)
+{
+    if (p->dry || bytes == 0)
+        return TCA_SUCCESS;
+    coll_buf *db = buf_of(p, dst), *sb = buf_of(p, src);
+    if (db->ptr + dst_off == sb->ptr + src_off)
+        return TCA_SUCCESS;
+    if (!db->gpu && !sb->gpu)
+        return coll_local_copy(p, dst, dst_off, src, src_off, bytes);
+    return chain_append(p, &db->h, dst_off, sb, src_off, bytes, 0,
+                        coll_tag(p->run, COLL_CHAIN_LOCAL_STEP, p->rank));
 }
 
 static tcaDesc *running_chain;
@@ -139,7 +171,9 @@ tcaresult coll_flush(coll_plan *p)
     if (p->dry || !p->channel_busy)
         return TCA_SUCCESS;
     p->channel_busy = 0;
-    tcaresult r = tcaWaitDMAC(P2_COLL_DMA_CHANNEL);
+    /* The chain's last transfer raised this when its writes had left, and
+     * its transfers complete in order: the channel is idle. */
+    tcaresult r = tcaWaitDMARecvDesc(NULL, P2_COLL_WAIT_SLOT, p->flush_tag);
     if (running_chain) {
         tcaDescFree(running_chain);
         running_chain = NULL;
@@ -151,7 +185,14 @@ tcaresult coll_start(coll_plan *p)
 {
     if (p->dry || !p->chain)
         return TCA_SUCCESS;
+    if (p->has_pending) {
+        tcaresult a = append(p, &p->pending, tcaDMANotifySelf);
+        p->has_pending = 0;
+        if (a != TCA_SUCCESS)
+            return a;
+    }
     COLL_TRY(coll_flush(p));
+    p->flush_tag = p->pending.tag;
     tcaDesc *chain = p->chain;
     p->chain = NULL;
     p->chain_len = 0;

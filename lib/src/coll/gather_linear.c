@@ -40,11 +40,13 @@ static tcaresult run(coll_plan *p)
         COLL_TRY(coll_start(p));
         return coll_flush(p);
     }
-    COLL_TRY(coll_local_copy(p, COLL_FROM_RECV, (size_t)p->rank * p->bytes, COLL_FROM_SEND, 0,
-                             p->bytes));
+    /* Its own block (a GPU copy by the board) while the others arrive. */
+    COLL_TRY(coll_local_copy_chained(p, COLL_FROM_RECV, (size_t)p->rank * p->bytes, COLL_FROM_SEND,
+                                     0, p->bytes));
+    COLL_TRY(coll_start(p));
     for (int i = 1; i < p->size; i++)
         COLL_TRY(coll_wait(p, coll_mod(p->root + i, p->size), 0));
-    return TCA_SUCCESS;
+    return coll_flush(p);
 }
 
 const coll_algorithm coll_gather_linear = {COLL_GATHER, "linear", eligible, cost, scratch, run, 0, 0};

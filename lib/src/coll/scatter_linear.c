@@ -39,10 +39,11 @@ static tcaresult run(coll_plan *p)
         COLL_TRY(coll_put(p, q, COLL_TO_RECV, 0, COLL_FROM_SEND, (size_t)q * p->bytes, p->bytes,
                           0));
     }
-    COLL_TRY(coll_start(p));
+    /* Its own block rides the same chain (a GPU copy needs the board). */
     if (!p->in_place)
-        COLL_TRY(coll_local_copy(p, COLL_FROM_RECV, 0, COLL_FROM_SEND,
-                                 (size_t)p->root * p->bytes, p->bytes));
+        COLL_TRY(coll_local_copy_chained(p, COLL_FROM_RECV, 0, COLL_FROM_SEND,
+                                         (size_t)p->root * p->bytes, p->bytes));
+    COLL_TRY(coll_start(p));
     return coll_flush(p);
 }
 
