@@ -59,6 +59,7 @@ struct p2_comm {
     uint8_t *mailbox; /* this rank's */
     tcaHandle mailbox_h[P2_COLL_MAX_RANKS];
     uint64_t exchange_seq, barrier_seq, run_seq;
+    int after_barrier; /* the last collective run on it was a barrier */
 };
 #define COLL_COMM_MAGIC 0x70326363u
 
@@ -122,6 +123,7 @@ typedef struct coll_plan {
     int channel_busy;
     tcaresult status;        /* of the last start */
     int forced;              /* the algorithm came from the variable or a rule */
+    int fixed_buffers;       /* persistent: the buffers of the preparing exchange */
 } coll_plan;
 
 /* ---- Transport (coll_transport.c) -----------------------------------------

@@ -463,7 +463,14 @@ static tcaresult plan_run(coll_plan *p, int after_exchange)
     p->runs++;
     p->has_pending = 0;
     p->ready_seen = 0;
-    p->use_ready = !after_exchange && p->kind != COLL_BARRIER && !p->algo->self_synced;
+    /* No ready tokens where no rank can still be in an earlier run: right
+     * after the preparing exchange, or when the last collective on the comm
+     * was a barrier (every rank entered it after leaving its earlier
+     * calls) and the plan's buffers are still the exchanged ones, so the
+     * peers' handles need no news. */
+    int synced = after_exchange || (c->after_barrier && p->fixed_buffers);
+    c->after_barrier = p->kind == COLL_BARRIER;
+    p->use_ready = !synced && p->kind != COLL_BARRIER && !p->algo->self_synced;
     if (p->kind != COLL_BARRIER && p->bytes == 0)
         return TCA_SUCCESS;
     /* Tell every rank that writes into us that this run may begin. */
@@ -700,6 +707,7 @@ static tcaresult persistent(coll_kind kind, const void *sendbuf, void *recvbuf, 
         return r;
     }
     q->plan.status = TCA_ERROR_INVALID_HANDLE;
+    q->plan.fixed_buffers = 1;
     *req = q;
     return TCA_SUCCESS;
 }

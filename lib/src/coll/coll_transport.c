@@ -18,7 +18,10 @@
  * one (a blocking call may pass other buffers each time: MPI lets every rank
  * do so on its own), and a signature of the arguments, so that ranks whose
  * calls disagree get TCA_ERROR_INVALID_ARGUMENT instead of a wrong result.
- * Algorithms marked self_synced skip the tokens (coll.h).
+ * Algorithms marked self_synced skip the tokens (coll.h), and so does a
+ * persistent request's run when the comm's last collective was a barrier:
+ * every rank entered it after leaving its earlier calls, and the buffers
+ * are the ones the peers already know (coll_comm.c, plan_run).
  *
  * Tags: (run % 4, step, source rank), so that notifications of different
  * steps and senders are told apart; the run bits keep a late notification of
