@@ -626,6 +626,20 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op, int root,
                                 pm_comm *c);
 
+/* MVAPICH2's reductions copy a GPU input and a GPU receive buffer (even one
+ * about to be overwritten) to host memory first; returns whether the receive
+ * buffer is GPU memory (the result then goes back). */
+static int stage_reduce_inputs(const void *send, const void *recv, size_t n)
+{
+    int gpu_recv = pm_gpu_buf(recv);
+    gpu_path_begin(gpu_recv || pm_gpu_buf(send));
+    if (pm_gpu_buf(send))
+        pm_charge_stage_d2h(n);
+    if (gpu_recv)
+        pm_charge_stage_d2h(n);
+    return gpu_recv;
+}
+
 int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, int root,
                MPI_Comm comm)
 {
@@ -635,12 +649,7 @@ int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_O
      * receive buffer (at every rank that passes one) out, the result back
      * in at the root */
     size_t n = pm_type_size(type) * (size_t)count;
-    int gpu_recv = pm_gpu_buf(recv);
-    gpu_path_begin(gpu_recv || pm_gpu_buf(send));
-    if (pm_gpu_buf(send))
-        pm_charge_stage_d2h(n);
-    if (gpu_recv)
-        pm_charge_stage_d2h(n);
+    int gpu_recv = stage_reduce_inputs(send, recv, n);
     void *acc_s;
     void *acc = pm_type_buffer(type, count, &acc_s);
     pm_local_copy(send == MPI_IN_PLACE ? recv : send, count, type, acc_s, count, type);
@@ -664,12 +673,7 @@ int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MP
      * when the receive buffer is about to be overwritten) to host memory,
      * runs the host algorithm and copies the result back */
     size_t n = pm_type_size(type) * (size_t)count;
-    int gpu_recv = pm_gpu_buf(recv);
-    gpu_path_begin(gpu_recv || pm_gpu_buf(send));
-    if (pm_gpu_buf(send))
-        pm_charge_stage_d2h(n);
-    if (gpu_recv)
-        pm_charge_stage_d2h(n);
+    int gpu_recv = stage_reduce_inputs(send, recv, n);
     /* the algorithm runs on the host copy (its staging is charged above) */
     void *host_s = recv, *host = NULL;
     if (gpu_recv) {

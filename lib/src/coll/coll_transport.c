@@ -156,13 +156,9 @@ tcaresult coll_put(coll_plan *p, int dst, coll_target target, size_t dst_off,
 tcaresult coll_local_copy_chained(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
                                   size_t src_off, size_t bytes)
 {
-    if (p->dry || bytes == 0)
-        return TCA_SUCCESS;
     coll_buf *db = buf_of(p, dst), *sb = buf_of(p, src);
-    if (db->ptr + dst_off == sb->ptr + src_off)
-        return TCA_SUCCESS;
-    if (!db->gpu && !sb->gpu)
-        return coll_local_copy(p, dst, dst_off, src, src_off, bytes);
+    if (p->dry || bytes == 0 || (!db->gpu && !sb->gpu) || db->ptr + dst_off == sb->ptr + src_off)
+        return coll_local_copy(p, dst, dst_off, src, src_off, bytes); /* at once, or nothing */
     return chain_append(p, &db->h, dst_off, sb, src_off, bytes, 0,
                         coll_tag(p->run, COLL_CHAIN_LOCAL_STEP, p->rank));
 }

@@ -39,11 +39,15 @@ static tcaresult run(coll_plan *p)
         COLL_TRY(coll_put(p, q, COLL_TO_RECV, 0, COLL_FROM_SEND, (size_t)q * p->bytes, p->bytes,
                           0));
     }
-    /* Its own block rides the same chain (a GPU copy needs the board). */
-    if (!p->in_place)
-        COLL_TRY(coll_local_copy_chained(p, COLL_FROM_RECV, 0, COLL_FROM_SEND,
-                                         (size_t)p->root * p->bytes, p->bytes));
+    /* Its own block: a GPU copy needs the board and rides the same chain; a
+     * host copy is the CPU's, while the chain runs. */
+    size_t own = (size_t)p->root * p->bytes;
+    int board = !p->in_place && (p->send.gpu || p->recv.gpu);
+    if (board)
+        COLL_TRY(coll_local_copy_chained(p, COLL_FROM_RECV, 0, COLL_FROM_SEND, own, p->bytes));
     COLL_TRY(coll_start(p));
+    if (!p->in_place && !board)
+        COLL_TRY(coll_local_copy(p, COLL_FROM_RECV, 0, COLL_FROM_SEND, own, p->bytes));
     return coll_flush(p);
 }
 
