@@ -485,7 +485,9 @@ int pm_gpu_buf(const void *buf) { return buf && buf != MPI_IN_PLACE && gpu_buf(b
  * be cudaMemcpy calls: three of those (6-8 us each) would exceed the
  * published 8 B allreduce at 2 ranks (5.2 us) on their own, so they are
  * taken as GDRCopy copies, the mechanism its point-to-point uses up to the
- * same limit; larger ones are cudaMemcpy on unregistered host memory. */
+ * same limit; larger ones are cudaMemcpy, on unregistered host memory below
+ * MV2_REGISTER_NAIVE_BUF and on memory MVAPICH2 registers (pinned: the CUDA
+ * runtime's pinned rate) at or above it. */
 void pm_charge_stage_d2h(size_t n)
 {
     if (n == 0)
@@ -493,7 +495,9 @@ void pm_charge_stage_d2h(size_t n)
     if (n <= E.rt->mpi_gdrcopy_bytes)
         pm_charge(gdr_d2h_ps(n));
     else
-        pm_charge(E.rt->cuda.d2h_ps + (uint64_t)((double)n * 1e12 / E.rt->cuda.pageable_bps));
+        pm_charge(E.rt->cuda.d2h_ps +
+                  (uint64_t)((double)n * 1e12 /
+                             (n >= MV2_REGISTER_NAIVE_BUF ? E.rt->cuda.d2h_bps : E.rt->cuda.pageable_bps)));
 }
 
 void pm_charge_stage_h2d(size_t n)
@@ -503,7 +507,15 @@ void pm_charge_stage_h2d(size_t n)
     if (n <= E.rt->mpi_gdrcopy_bytes)
         pm_charge(gdr_h2d_ps(n));
     else
-        pm_charge(E.rt->cuda.h2d_ps + (uint64_t)((double)n * 1e12 / E.rt->cuda.pageable_bps));
+        pm_charge(E.rt->cuda.h2d_ps +
+                  (uint64_t)((double)n * 1e12 /
+                             (n >= MV2_REGISTER_NAIVE_BUF ? E.rt->cuda.h2d_bps : E.rt->cuda.pageable_bps)));
+}
+
+void pm_charge_d2d(size_t n)
+{
+    if (n)
+        pm_charge(E.rt->cuda.d2d_ps + (uint64_t)((double)n * 1e12 / E.rt->cuda.d2d_bps));
 }
 
 void pm_coll_call_cost(void) { pm_charge(E.rt->mpi_coll_call_ps); }

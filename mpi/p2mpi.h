@@ -90,6 +90,14 @@ int pm_gpu_buf(const void *buf);
  * collectives): GDRCopy up to mpi_gdrcopy_bytes, cudaMemcpy above. */
 void pm_charge_stage_d2h(size_t n);
 void pm_charge_stage_h2d(size_t n);
+/* A cudaMemcpy within the GPU (the CUDA runtime's device-to-device cost). */
+void pm_charge_d2d(size_t n);
+/* MVAPICH2-GDR 2.x defaults (mv2 cuda parameters): staging buffers of this
+ * size or more are registered (rdma_cuda_register_naive_buf); GPU
+ * allgathers stage through host memory up to this block size and run on the
+ * device buffers above it (rdma_cuda_allgather_naive_limit). */
+#define MV2_REGISTER_NAIVE_BUF 524288u
+#define MV2_ALLGATHER_NAIVE_LIMIT 1048576u
 /* Collectives the layer itself needs (communicator creation). */
 void pm_coll_barrier(pm_comm *c);
 void pm_coll_allreduce_int_max(const int *mine, int *out, pm_comm *c);

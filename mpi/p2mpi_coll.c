@@ -58,6 +58,16 @@ static int pof2_below(int n)
     return p;
 }
 
+/* A type whose data is one dense run of bytes from the buffer's start. */
+static int dense(MPI_Datatype t)
+{
+    int size;
+    MPI_Aint lb, extent;
+    PMPI_Type_size(t, &size);
+    PMPI_Type_get_extent(t, &lb, &extent);
+    return lb == 0 && (MPI_Aint)size == extent;
+}
+
 /* Set while a collective on GPU buffers runs MVAPICH2-GDR's staged path:
  * the call and each blocking point-to-point step of its host algorithm (and
  * each wait for a burst of nonblocking ones) cost its collective software
@@ -754,6 +764,20 @@ int MPI_Allgather(const void *send, int scount, MPI_Datatype stype, void *recv, 
 {
     BEGIN("MPI_Allgather");
     size_t blk = pm_type_size(rtype) * (size_t)rcount;
+    if (pm_gpu_buf(recv) && blk > MV2_ALLGATHER_NAIVE_LIMIT && dense(rtype) &&
+        (send == MPI_IN_PLACE || (pm_gpu_buf(send) && dense(stype)))) {
+        /* Above its staging limit MVAPICH2-GDR runs the algorithm on the
+         * device buffers: the own block copied within the GPU, every step a
+         * GPU-to-GPU message (the point-to-point GPU protocols). */
+        gpu_path_begin(1);
+        char *own = (char *)recv + (size_t)c->rank * blk;
+        if (send != MPI_IN_PLACE && send != own) {
+            memmove(own, send, blk);
+            pm_charge_d2d(blk);
+        }
+        allgather_bytes((char *)recv, blk, c);
+        END();
+    }
     /* MVAPICH2's naive CUDA allgather: this rank's block out of the GPU,
      * the gathered blocks back in */
     gpu_path_begin(pm_gpu_buf(send) || pm_gpu_buf(recv));
