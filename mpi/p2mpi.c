@@ -488,28 +488,27 @@ int pm_gpu_buf(const void *buf) { return buf && buf != MPI_IN_PLACE && gpu_buf(b
  * same limit; larger ones are cudaMemcpy, on unregistered host memory below
  * MV2_REGISTER_NAIVE_BUF and on memory MVAPICH2 registers (pinned: the CUDA
  * runtime's pinned rate) at or above it. */
-void pm_charge_stage_d2h(size_t n)
+static void charge_stage(size_t n, uint64_t (*gdrcopy_ps)(size_t), uint64_t call_ps,
+                         double pinned_bps)
 {
     if (n == 0)
         return;
     if (n <= E.rt->mpi_gdrcopy_bytes)
-        pm_charge(gdr_d2h_ps(n));
+        pm_charge(gdrcopy_ps(n));
     else
-        pm_charge(E.rt->cuda.d2h_ps +
-                  (uint64_t)((double)n * 1e12 /
-                             (n >= MV2_REGISTER_NAIVE_BUF ? E.rt->cuda.d2h_bps : E.rt->cuda.pageable_bps)));
+        pm_charge(call_ps + (uint64_t)((double)n * 1e12 /
+                                       (n >= MV2_REGISTER_NAIVE_BUF ? pinned_bps
+                                                                    : E.rt->cuda.pageable_bps)));
+}
+
+void pm_charge_stage_d2h(size_t n)
+{
+    charge_stage(n, gdr_d2h_ps, E.rt->cuda.d2h_ps, E.rt->cuda.d2h_bps);
 }
 
 void pm_charge_stage_h2d(size_t n)
 {
-    if (n == 0)
-        return;
-    if (n <= E.rt->mpi_gdrcopy_bytes)
-        pm_charge(gdr_h2d_ps(n));
-    else
-        pm_charge(E.rt->cuda.h2d_ps +
-                  (uint64_t)((double)n * 1e12 /
-                             (n >= MV2_REGISTER_NAIVE_BUF ? E.rt->cuda.h2d_bps : E.rt->cuda.pageable_bps)));
+    charge_stage(n, gdr_h2d_ps, E.rt->cuda.h2d_ps, E.rt->cuda.h2d_bps);
 }
 
 void pm_charge_d2d(size_t n)

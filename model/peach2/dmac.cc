@@ -140,9 +140,7 @@ void Dmac::begin_descriptor(unsigned c) {
     // Its fetch is out: wait for it as for our own.
     ch.phase = Phase::Fetch;
     ch.fetch_issued = true;
-    pf.issued = false;
-    pf.ready = false;
-    waiting_prefetch_[c] = true;
+    pf.awaited = true;
     return;
   }
   ch.phase = Phase::Fetch;
@@ -173,7 +171,7 @@ void Dmac::issue_prefetch(unsigned c) {
     pf.addr = 0;  // fetched (and refused) in its turn
     return;
   }
-  int tag = issue_read(c, Purpose::Descriptor, pf.addr, P2_DESC_SIZE, kPrefetchMark);
+  int tag = issue_read(c, Purpose::Prefetch, pf.addr, P2_DESC_SIZE, 0);
   if (tag < 0) return;  // no tag free: run() tries again
   // The prefetch belongs to no descriptor: it must not hold this one back.
   tags_[tag].owner = 0;
@@ -335,7 +333,7 @@ void Dmac::accept(TlpPtr cpl) {
   unsigned c = static_cast<unsigned>(t.channel);
   if (cpl->status != CplStatus::Success) {
     if (!t.orphan)
-      fail(c, t.purpose == Purpose::Descriptor ? P2_ERR_DESC_FETCH
+      fail(c, t.purpose != Purpose::Data ? P2_ERR_DESC_FETCH
               : cpl->status == CplStatus::CompleterAbort ? P2_ERR_COMPLETER_ABORT
                                                          : P2_ERR_UNSUPPORTED);
     free_tag(cpl->tag);
@@ -349,17 +347,17 @@ void Dmac::accept(TlpPtr cpl) {
     return;
   }
   Channel& ch = channels_[c];
-  if (t.purpose == Purpose::Descriptor) {
+  if (t.purpose != Purpose::Data) {
     p2_desc d;
     std::memcpy(&d, t.data.data(), P2_DESC_SIZE);
-    bool prefetched = t.dst == kPrefetchMark;
+    bool early = t.purpose == Purpose::Prefetch && !ch.prefetch.awaited;
     free_tag(cpl->tag);
-    if (prefetched && !waiting_prefetch_[c]) {
+    if (early) {
       ch.prefetch.desc = d;
       ch.prefetch.ready = true;
       return;
     }
-    waiting_prefetch_[c] = false;
+    ch.prefetch.awaited = false;
     descriptor_arrived(c, d);
     return;
   }
@@ -461,7 +459,6 @@ void Dmac::fail(unsigned c, p2_error e) {
   ch.reads.clear();
   ch.draining.clear();
   ch.prefetch = Channel::Prefetch{};
-  waiting_prefetch_[c] = false;
   ++stats_.errors;
   // Reads still in flight are drained when their completions come back; data
   // already read but not yet written is dropped now.

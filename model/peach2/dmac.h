@@ -72,6 +72,7 @@ class Dmac : public sc_core::sc_module, public TlpSink {
     struct Prefetch {
       uint64_t addr = 0;   // 0: none wanted
       bool issued = false, ready = false;
+      bool awaited = false;  // the Fetch phase waits for this one's completion
       p2_desc desc{};
     } prefetch;
     // The descriptor being started or issuing its reads.
@@ -93,7 +94,7 @@ class Dmac : public sc_core::sc_module, public TlpSink {
     uint64_t issued = 0, written = 0;  // data read requests of the run, in order
     std::map<uint64_t, int> reads;     // sequence -> tag, outstanding data reads
   };
-  enum class Purpose { Descriptor, Data };
+  enum class Purpose { Descriptor, Prefetch, Data };
   struct Tag {
     bool busy = false;
     int channel = -1;
@@ -130,8 +131,6 @@ class Dmac : public sc_core::sc_module, public TlpSink {
   Router& router_;
   Registers& regs_;
   std::array<Channel, P2_DMA_CHANNELS> channels_;
-  std::array<bool, P2_DMA_CHANNELS> waiting_prefetch_{};  // Fetch phase waits for the prefetch
-  static constexpr uint64_t kPrefetchMark = 1;  // Tag::dst of a prefetch (descriptor reads have 0)
   std::vector<Tag> tags_;
   std::deque<int> in_crossbar_;  // tag of each TLP we queued at the crossbar (-1: none)
   TimedQueue<unsigned> decoding_;  // channels whose descriptor decodes at a time

@@ -542,18 +542,10 @@ static void plan_cache_drop(p2_comm_t comm)
  * the next ready tokens announce. */
 static tcaresult plan_rebind(coll_plan *p, const void *sendbuf, void *recvbuf)
 {
-    coll_plan probe;
-    memset(&probe, 0, sizeof probe);
-    probe.comm = p->comm;
-    probe.rank = p->rank;
-    probe.size = p->size;
-    probe.kind = p->kind;
-    probe.count = p->count;
-    probe.type = p->type;
-    probe.op = p->op;
-    probe.root = p->root;
-    probe.esize = p->esize;
-    probe.bytes = p->bytes;
+    coll_plan probe = *p; /* the plan's own buffers stay until this succeeds */
+    memset(&probe.send, 0, sizeof probe.send);
+    memset(&probe.recv, 0, sizeof probe.recv);
+    probe.in_place = 0;
     tcaresult r = plan_buffers(&probe, sendbuf, recvbuf);
     if (r == TCA_SUCCESS && !p->algo->eligible(&probe))
         r = TCA_ERROR_NOT_SUPPORTED; /* e.g. GPU buffers for a host-only algorithm */
