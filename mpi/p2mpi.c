@@ -13,12 +13,13 @@
  *          data into a send buffer (charged at mpi_copy_gbps) and is done.
  *   RTS    rendezvous request; the receiver, once the message is matched,
  *          takes staging memory and answers CTS with its address; the
- *          sender RDMA-writes the data over both rails (striped), and when
- *          the write is acknowledged sends FIN and is done; the receiver
- *          copies out at FIN. The staging copies are the emulator's (user
- *          buffers are process memory, which the model cannot reach) and are
- *          not charged: they stand for MVAPICH2's zero-copy RDMA from
- *          registered user buffers.
+ *          sender RDMA-writes the data over both rails (striped) and sends
+ *          a FIN on each rail right behind it (MVAPICH2's RPUT finish: a
+ *          rail delivers in order); it is done when the write is
+ *          acknowledged; the receiver copies out at the last FIN. The
+ *          staging copies are the emulator's (user buffers are process
+ *          memory, which the model cannot reach) and are not charged: they
+ *          stand for MVAPICH2's zero-copy RDMA from registered user buffers.
  * GPU buffers (pointers into the node's GPU arena, the memory cudaMalloc and
  * tcaMalloc GPU hand out) take MVAPICH2-GDR's paths: up to mpi_gdrcopy_bytes
  * eagerly, the CPU copying between GPU memory and the eager buffers as
@@ -108,6 +109,7 @@ typedef struct pm_req {
     uint64_t chunks, chunks_left; /* chunked: how many, how many not yet acknowledged/copied in */
     uint64_t bytes;
     uint64_t rreq;    /* send: the receiver's request, named by the FIN */
+    int fins_left;    /* receive: FINs still to come, one per rail */
     /* receive: result */
     MPI_Status status;
     struct pm_req *next; /* posted-receive queue */
@@ -378,6 +380,15 @@ static int take_send_slot(void)
     return E.send_free[--E.nsend_free];
 }
 
+/* A SEND of a header on `rail`. */
+static void send_hdr_on(int wdest, uint8_t rail, const pm_hdr *h)
+{
+    int s = take_send_slot();
+    memcpy(send_slot(s), h, HDR_BYTES);
+    post_wqe(IB_OP_SEND, wdest, rail, bus_of(E.send_off + (uint64_t)s * E.slot_bytes), HDR_BYTES,
+             0, WR(WR_SLOT, s));
+}
+
 /* A SEND of a header (and `n` bytes of data after it) on rail 0. */
 static void send_hdr(int wdest, const pm_hdr *h, const void *data, size_t n)
 {
@@ -634,6 +645,7 @@ static int answer_rts(pm_req *r, const pm_hdr *h)
             flags = CTS_CHUNKS;
         }
     }
+    r->fins_left = flags & CTS_CHUNKS ? 0 : IB_PORTS;
     pm_hdr c = {.type = H_CTS, .src = pm_world_rank, .sreq = h->sreq, .rreq = r->id,
                 .addr = addr, .bytes = h->bytes, .flags = flags};
     send_hdr(h->src, &c, NULL, 0);
@@ -671,8 +683,14 @@ static int answer_cts(pm_req *s, const pm_hdr *h)
     s->notify = (h->flags & CTS_CHUNKS) != 0;
     s->piped = !direct && s->bytes && gpu_buf(s->buf);
     if (!s->piped && !s->notify) {
-        post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY, local, s->bytes, h->addr,
-                 WR(WR_WRITE, s->id));
+        int w = s->comm->world[s->peer];
+        post_wqe(IB_OP_RDMA_WRITE, w, IB_RAIL_ANY, local, s->bytes, h->addr, WR(WR_WRITE, s->id));
+        /* MVAPICH2's RPUT finish: a FIN on every rail right behind the write
+         * (each rail delivers in order, so the receiver has the data once it
+         * has them all), not after the write's acknowledgement */
+        pm_hdr f = {.type = H_FIN, .src = pm_world_rank, .rreq = s->rreq};
+        for (uint8_t rail = 0; rail < IB_PORTS; rail++)
+            send_hdr_on(w, rail, &f);
         return 1;
     }
     s->chunks = s->chunks_left = (s->bytes + b - 1) / b;
@@ -766,6 +784,8 @@ static void arrived(const pm_hdr *h, const uint8_t *data)
     }
     case H_FIN: {
         pm_req *r = req_by_id(h->rreq);
+        if (--r->fins_left > 0)
+            return;
         if (r->direct) { /* the data is already in the GPU buffer */
             r->direct = 0;
         } else {
@@ -808,22 +828,21 @@ static void completed_send(const ib_cqe *c)
         s->staging = 0;
         s->direct = s->piped = 0;
         s->done = 1;
-        if (!s->notify) {
+        if (!s->notify) { /* every chunk acknowledged: the receiver counts a FIN per rail */
             pm_hdr f = {.type = H_FIN, .src = pm_world_rank, .rreq = s->rreq};
-            send_hdr(s->comm->world[s->peer], &f, NULL, 0);
+            for (uint8_t rail = 0; rail < IB_PORTS; rail++)
+                send_hdr_on(s->comm->world[s->peer], rail, &f);
         }
         retry_pending();
         return;
     }
-    /* WR_WRITE: the data is at the receiver; FIN, and the send is done. */
+    /* WR_WRITE: acknowledged (its FINs went right behind it): the send is done. */
     pm_req *s = req_by_id(v);
-    pm_hdr f = {.type = H_FIN, .src = pm_world_rank, .rreq = s->rreq};
     if (s->staging)
         tca_arena_free(&E.stage, s->staging - 1);
     s->staging = 0;
     s->direct = 0;
     s->done = 1;
-    send_hdr(s->comm->world[s->peer], &f, NULL, 0);
     retry_pending();
 }
 

@@ -98,6 +98,11 @@ void pm_charge_d2d(size_t n);
  * device buffers above it (rdma_cuda_allgather_naive_limit). */
 #define MV2_REGISTER_NAIVE_BUF 524288u
 #define MV2_ALLGATHER_NAIVE_LIMIT 1048576u
+/* rdma_cuda_scatter_naive_limit (staged up to this many bytes per rank
+ * times the communicator's size) and rdma_cuda_gather_naive_limit (staged
+ * up to this many bytes divided by the size) */
+#define MV2_SCATTER_NAIVE_LIMIT 2048u
+#define MV2_GATHER_NAIVE_LIMIT 32768u
 /* Collectives the layer itself needs (communicator creation). */
 void pm_coll_barrier(pm_comm *c);
 void pm_coll_allreduce_int_max(const int *mine, int *out, pm_comm *c);

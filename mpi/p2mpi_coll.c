@@ -16,7 +16,9 @@
  *                  folded into their neighbours first) up to 2 KiB;
  *                  Rabenseifner (reduce-scatter + allgather) above, for
  *                  commutative ops
- *   Gather/Scatter binomial tree over packed blocks
+ *   Gather/Scatter binomial tree over packed blocks; direct (the root posts
+ *                  a message per rank) above MVAPICH2's CUDA naive limits,
+ *                  where they run on the buffers themselves
  *   Allgather      recursive doubling for a power of two below 512 KiB in
  *                  all; Bruck for other sizes of communicator below 80 KiB;
  *                  ring otherwise
@@ -701,6 +703,50 @@ int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MP
     END();
 }
 
+/* MVAPICH2's direct gather and scatter (its inter-node choice at one rank
+ * per node from a few hundred bytes): the root posts a nonblocking message
+ * per rank and waits for them all; the others send or receive one block.
+ * Run on device buffers, every message takes the point-to-point GPU path. */
+static void gather_direct(const char *mine, size_t blk, char *all, int root, pm_comm *c)
+{
+    if (c->rank != root) {
+        bsend(mine, blk, root, c);
+        return;
+    }
+    MPI_Request *r = xmalloc(sizeof *r * (size_t)c->size);
+    int n = 0;
+    for (int i = 0; i < c->size; i++)
+        if (i != root)
+            pm_irecv(all + (size_t)i * blk, (int)blk, MPI_BYTE, i, TAG, c, 1, &r[n++]);
+    char *own = all + (size_t)root * blk;
+    if (mine != own) {
+        memmove(own, mine, blk);
+        pm_charge_d2d(blk);
+    }
+    c_waitall(n, r, MPI_STATUSES_IGNORE);
+    free(r);
+}
+
+static void scatter_direct(const char *all, size_t blk, char *mine, int root, pm_comm *c)
+{
+    if (c->rank != root) {
+        brecv(mine, blk, root, c);
+        return;
+    }
+    MPI_Request *r = xmalloc(sizeof *r * (size_t)c->size);
+    int n = 0;
+    for (int i = 0; i < c->size; i++)
+        if (i != root)
+            pm_isend(all + (size_t)i * blk, (int)blk, MPI_BYTE, i, TAG, c, 1, 0, &r[n++]);
+    const char *own = all + (size_t)root * blk;
+    if (mine != own) {
+        memmove(mine, own, blk);
+        pm_charge_d2d(blk);
+    }
+    c_waitall(n, r, MPI_STATUSES_IGNORE);
+    free(r);
+}
+
 int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
                MPI_Datatype rtype, int root, MPI_Comm comm)
 {
@@ -708,6 +754,32 @@ int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int
     check_root(root, c);
     int is_root = c->rank == root;
     size_t blk = is_root ? pm_type_size(rtype) * (size_t)rcount : pm_type_size(stype) * (size_t)scount;
+    if (blk > MV2_GATHER_NAIVE_LIMIT / (size_t)c->size) {
+        /* above the naive limit: no staging, the blocks go where they are
+         * (dense buffers in place; a derived type packed, uncharged) */
+        gpu_path_begin(pm_gpu_buf(send) || (is_root && pm_gpu_buf(recv)));
+        int in_place = send == MPI_IN_PLACE;
+        int out_dense = !is_root || dense(rtype);
+        char *all = !is_root ? NULL : out_dense ? recv : xmalloc(blk * (size_t)c->size);
+        const char *mine;
+        char *packed = NULL;
+        if (in_place)
+            mine = all + (size_t)root * blk;
+        else if (dense(stype))
+            mine = send;
+        else
+            pack_to(send, scount, stype, packed = xmalloc(blk)), mine = packed;
+        if (in_place && !out_dense)
+            pack_to(at(recv, rtype, (size_t)rcount * (size_t)root), rcount, rtype, all + (size_t)root * blk);
+        gather_direct(mine, blk, all, root, c);
+        if (is_root && !out_dense) {
+            for (int i = 0; i < c->size; i++)
+                unpack_from(all + (size_t)i * blk, at(recv, rtype, (size_t)rcount * (size_t)i), rcount, rtype);
+            free(all);
+        }
+        free(packed);
+        END();
+    }
     /* MVAPICH2's naive CUDA gather: each rank's block leaves the GPU (the
      * root's own too, into its staged receive buffer); the root copies the
      * gathered blocks back in */
@@ -739,6 +811,29 @@ int MPI_Scatter(const void *send, int scount, MPI_Datatype stype, void *recv, in
     check_root(root, c);
     int is_root = c->rank == root;
     size_t blk = is_root ? pm_type_size(stype) * (size_t)scount : pm_type_size(rtype) * (size_t)rcount;
+    if (blk > MV2_SCATTER_NAIVE_LIMIT * (size_t)c->size) {
+        /* above the naive limit: no staging (as the gather above) */
+        gpu_path_begin((is_root && pm_gpu_buf(send)) || pm_gpu_buf(recv));
+        int in_place = is_root && recv == MPI_IN_PLACE;
+        int in_dense = !is_root || dense(stype);
+        const char *all = (const char *)send;
+        char *packed_all = NULL, *packed = NULL;
+        if (is_root && !in_dense) {
+            packed_all = xmalloc(blk * (size_t)c->size);
+            for (int i = 0; i < c->size; i++)
+                pack_to(at(send, stype, (size_t)scount * (size_t)i), scount, stype,
+                        packed_all + (size_t)i * blk);
+            all = packed_all;
+        }
+        char *mine = in_place ? (char *)all + (size_t)root * blk
+                     : dense(rtype) ? recv : (packed = xmalloc(blk));
+        scatter_direct(all, blk, mine, root, c);
+        if (packed)
+            unpack_from(packed, recv, rcount, rtype);
+        free(packed);
+        free(packed_all);
+        END();
+    }
     /* MVAPICH2's naive CUDA scatter: the root stages all blocks out of the
      * GPU; each rank copies its block into its GPU buffer */
     gpu_path_begin((is_root && pm_gpu_buf(send)) || pm_gpu_buf(recv));

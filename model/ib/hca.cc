@@ -375,16 +375,30 @@ void Hca::start_message(const ib_wqe& w, sc_time doorbell) {
   issue_reads();
 }
 
+// A rail sends its packets in the order they were made, whatever order their
+// reads complete in (host and GPU memory answer at different speeds): a
+// reliable connection delivers in order, which is what lets a SEND behind an
+// RDMA write on the same rail announce the write's data (MVAPICH2's RPUT
+// finish does exactly that).
 void Hca::packet_ready(Packet* pk) {
-  auto it = std::find_if(building_.begin(), building_.end(),
-                         [pk](const std::unique_ptr<Packet>& x) { return x.get() == pk; });
-  auto p = std::make_shared<IbPacketPtr>(std::move(pk->p));
-  building_.erase(it);
-  agenda_.after(config_.tx, [this, p] {
-    const unsigned rail = (*p)->rail;
-    tx_[rail].push_back(std::move(*p));
-    rail_drain(rail);
-  });
+  pk->ready = true;
+  bool blocked[IB_PORTS] = {};
+  for (auto it = building_.begin(); it != building_.end();) {
+    const unsigned rail = (*it)->p->rail;
+    if (blocked[rail] || !(*it)->ready) {
+      blocked[rail] = true;
+      if (std::all_of(std::begin(blocked), std::end(blocked), [](bool b) { return b; })) break;
+      ++it;
+      continue;
+    }
+    auto p = std::make_shared<IbPacketPtr>(std::move((*it)->p));
+    it = building_.erase(it);
+    agenda_.after(config_.tx, [this, p] {
+      const unsigned r = (*p)->rail;
+      tx_[r].push_back(std::move(*p));
+      rail_drain(r);
+    });
+  }
 }
 
 void Hca::tx_ready(IbPort& port) { rail_drain(port.tag()); }

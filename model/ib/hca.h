@@ -78,6 +78,7 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
   struct Packet {
     IbPacketPtr p;
     uint32_t need = 0, have = 0;
+    bool ready = false;  // all its data read; leaves after the rail's earlier packets
   };
   struct Read {  // one outstanding DMA read
     enum class Kind { Wqe, Rqe, Data } kind = Kind::Data;
