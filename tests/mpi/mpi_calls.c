@@ -549,6 +549,42 @@ static void collectives(MPI_Comm comm, const char *name)
         free(all);
         free(all2);
     }
+    /* Gather / Scatter in place at the root, whose blocks are every other
+     * int (a resized type: not one dense run), at a block size above
+     * MVAPICH2's CUDA naive limits too (the direct algorithm) */
+    for (int per = 3; per <= 9001; per += 8998) {
+        MPI_Datatype gap;
+        MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &gap);
+        MPI_Type_commit(&gap);
+        int root = p / 2;
+        int *mine = malloc(sizeof(int) * (size_t)per);
+        int *all = calloc((size_t)per * (size_t)p * 2, sizeof(int));
+        for (int i = 0; i < per; i++)
+            mine[i] = me * 100000 + i;
+        if (me == root) {
+            for (int i = 0; i < per; i++)
+                all[2 * ((size_t)root * (size_t)per + (size_t)i)] = root * 100000 + i;
+            MPI_Gather(MPI_IN_PLACE, per, MPI_INT, all, per, gap, root, comm);
+            for (int q = 0; q < p; q++)
+                for (int i = 0; i < per; i++)
+                    CHECK(all[2 * ((size_t)q * (size_t)per + (size_t)i)] == q * 100000 + i &&
+                          all[2 * ((size_t)q * (size_t)per + (size_t)i) + 1] == 0);
+            for (int q = 0; q < p; q++)
+                for (int i = 0; i < per; i++)
+                    all[2 * ((size_t)q * (size_t)per + (size_t)i)] = q * 7 + i;
+            MPI_Scatter(all, per, gap, MPI_IN_PLACE, per, MPI_INT, root, comm);
+            CHECK(all[2 * (size_t)root * (size_t)per] == root * 7);
+        } else {
+            MPI_Gather(mine, per, MPI_INT, NULL, 0, MPI_INT, root, comm);
+            memset(mine, 0, sizeof(int) * (size_t)per);
+            MPI_Scatter(NULL, 0, MPI_INT, mine, per, MPI_INT, root, comm);
+            for (int i = 0; i < per; i++)
+                CHECK(mine[i] == me * 7 + i);
+        }
+        MPI_Type_free(&gap);
+        free(mine);
+        free(all);
+    }
     /* v-variants: rank q contributes q + 1 ints */
     int *counts = malloc(sizeof(int) * (size_t)p), *displs = malloc(sizeof(int) * (size_t)p), total = 0;
     for (int q = 0; q < p; q++) {
