@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763039ULL /* "P2JOBv09" */
+#define P2_JOB_MAGIC 0x50324a4f42763130ULL /* "P2JOBv10" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
@@ -228,7 +228,7 @@ typedef struct p2_job {
     /* More RANK-scope parameters: the computation the collectives charge
      * (gpu_kernel in ps, rates in bytes per second), and the path's rates the
      * collectives' cost model reads (from the LINK and HOST parameters) */
-    uint64_t gpu_kernel_ps;
+    uint64_t gpu_kernel_ps, coll_pio_step_ps;
     double host_memcpy_Bps, host_reduce_Bps, gpu_reduce_Bps;
     double link_payload_Bps, host_read_Bps, gpu_read_Bps;
     /* The network's routes, for the collectives' cost model: route_port[n][d]

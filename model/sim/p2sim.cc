@@ -58,7 +58,7 @@ void on_stop(int sig, siginfo_t* info, void*) {
 void on_dump(int) { g_dump = 1; }
 
 struct Options {
-  std::string job, topology, map, routing = "ring-first", params, clock = "model", trace, stats;
+  std::string job, topology, map, routing = "ring-split", params, clock = "model", trace, stats;
   bool list_params = false;
 };
 
@@ -277,6 +277,7 @@ int sc_main(int argc, char** argv) {
   job->poll_detect_ps = ns_to_ps(params.poll_detect_ns);
   job->pio_store_bytes = static_cast<uint64_t>(params.pio_store_bytes);
   job->gpu_kernel_ps = ns_to_ps(params.gpu_kernel_ns);
+  job->coll_pio_step_ps = ns_to_ps(params.coll_pio_step_ns);
   job->host_memcpy_Bps = params.host_memcpy_gbps * 1e9;
   job->host_reduce_Bps = params.host_reduce_gbps * 1e9;
   job->gpu_reduce_Bps = params.gpu_reduce_gbps * 1e9;

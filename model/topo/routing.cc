@@ -19,6 +19,7 @@ constexpr PolicyInfo kPolicies[] = {
     {RoutingPolicy::RingFirst, "ring-first"},
     {RoutingPolicy::SFirst, "s-first"},
     {RoutingPolicy::Balanced, "balanced"},
+    {RoutingPolicy::RingSplit, "ring-split"},
 };
 
 // dist[s][d] for every pair, one BFS per source over the inter-board links.
@@ -55,7 +56,7 @@ unsigned neighbour(const Topology& topo, const PortRef& p) {
 RoutingPolicy parse_routing_policy(const std::string& name) {
   for (const PolicyInfo& p : kPolicies)
     if (name == p.name) return p.policy;
-  throw ConfigError("--routing", 0, "unknown routing policy '" + name + "' (ring-first, s-first, balanced)");
+  throw ConfigError("--routing", 0, "unknown routing policy '" + name + "' (ring-split, ring-first, s-first, balanced)");
 }
 
 const char* routing_policy_name(RoutingPolicy policy) {
@@ -96,8 +97,13 @@ RouteTable build_routes(const Topology& topo, RoutingPolicy policy) {
         if (v != kFar && dist[v][d] + 1 == dist[u][d]) candidates.push_back(p);
       }
       if (candidates.empty()) throw std::logic_error("build_routes: no port leads closer");
-      routes[u][d] = policy == RoutingPolicy::Balanced ? candidates[(u + d) % candidates.size()]
-                                                       : candidates.front();
+      if (policy == RoutingPolicy::Balanced)
+        routes[u][d] = candidates[(u + d) % candidates.size()];
+      else if (policy == RoutingPolicy::RingSplit && candidates.size() > 1 &&
+               candidates[0] == P2_PORT_E && candidates[1] == P2_PORT_W)
+        routes[u][d] = u % 2 ? P2_PORT_W : P2_PORT_E;
+      else
+        routes[u][d] = candidates.front();
     }
   }
   return routes;

@@ -80,7 +80,7 @@ Topology parse_topology(const std::string& text, const std::string& file, const 
 void validate_config(const Params& params, const std::string& params_file, const Topology& topo);
 
 // Tie-break policies for equal-length paths; see topologies/README.md.
-enum class RoutingPolicy { RingFirst, SFirst, Balanced };
+enum class RoutingPolicy { RingFirst, SFirst, Balanced, RingSplit };
 RoutingPolicy parse_routing_policy(const std::string& name);  // throws ConfigError("--routing", 0, ...)
 const char* routing_policy_name(RoutingPolicy p);
 std::vector<RoutingPolicy> all_routing_policies();

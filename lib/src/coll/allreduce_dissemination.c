@@ -160,7 +160,7 @@ static double cost_dma(int size, size_t bytes, int gpu)
 
 static double cost_pio(int size, size_t bytes, int gpu)
 {
-    return steps(size) * (coll_cost.pio_latency_s +
+    return steps(size) * (coll_cost.pio_latency_s + coll_cost.pio_step_s +
                           (double)((bytes + 7) / 8) * coll_cost.pio_store_s + reduce_s(bytes, gpu));
 }
 

@@ -202,7 +202,7 @@ void coll_reduce_apply(void *dst, const void *src, size_t count, tcaDataType typ
 
 /* ---- Algorithms and selection (coll_select.c) ------------------------------ */
 typedef struct coll_cost_params {
-    double dma_latency_s, pio_latency_s, pio_store_s;
+    double dma_latency_s, pio_latency_s, pio_store_s, pio_step_s;
     double dma_cpu_Bps, dma_gpu_Bps;
     double memcpy_Bps, reduce_cpu_Bps;
     double gpu_kernel_s, reduce_gpu_Bps;

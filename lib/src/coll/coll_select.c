@@ -41,6 +41,7 @@ coll_cost_params coll_cost = {
     .dma_latency_s = 1.896e-6, /* DMA 8 B CPU-CPU one way, model (published 1.9 us) */
     .pio_latency_s = 1.000e-6, /* PIO 8 B CPU-CPU one way, model (published 1.0 us) */
     .pio_store_s = 62e-9,      /* pio_store_ns per 8-byte store */
+    .pio_step_s = 230e-9,      /* coll_pio_step_ns */
     .dma_cpu_Bps = 3.657e9,    /* min(link payload 4 GB/s x 256/280, host_read_gbps 12) */
     .dma_gpu_Bps = 2.85e9,     /* gpu_read_gbps */
     .memcpy_Bps = 10e9,        /* host_memcpy_gbps */
@@ -58,6 +59,7 @@ void coll_cost_load(void)
     coll_cost.dma_cpu_Bps = rt->host_read_Bps < link ? rt->host_read_Bps : link;
     coll_cost.dma_gpu_Bps = rt->gpu_read_Bps < link ? rt->gpu_read_Bps : link;
     coll_cost.pio_store_s = (double)rt->bar_store_ps * 1e-12 * 8.0 / (double)rt->bar_store_bytes;
+    coll_cost.pio_step_s = (double)rt->coll_pio_step_ps * 1e-12;
     coll_cost.memcpy_Bps = rt->host_memcpy_Bps;
     coll_cost.reduce_cpu_Bps = rt->host_reduce_Bps;
     coll_cost.gpu_kernel_s = (double)rt->gpu_kernel_ps * 1e-12;

@@ -226,6 +226,7 @@ tcaresult coll_pio_put(coll_plan *p, int dst, size_t dst_off, const void *data, 
         return TCA_SUCCESS;
     }
     COLL_TRY(wait_ready(p, dst));
+    p2_compute(coll_cost.pio_step_s);
     size_t slot = coll_pio_slot(bytes);
     tcaPIOHandle pio;
     uint64_t flag = p->run;

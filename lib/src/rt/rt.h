@@ -50,6 +50,7 @@ typedef struct p2_rt {
     /* Modelled computation (RANK-scope parameters): a reduction kernel's
      * launch and sync, and bytes per second of host copies and reductions */
     uint64_t gpu_kernel_ps;
+    uint64_t coll_pio_step_ps; /* the collectives' software per PIO step */
     double host_memcpy_Bps, host_reduce_Bps, gpu_reduce_Bps;
     /* The path's rates from the model's parameters, for cost models */
     double link_payload_Bps, host_read_Bps, gpu_read_Bps;

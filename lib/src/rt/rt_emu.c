@@ -455,6 +455,7 @@ static int attach(rt_state *s, char *err, size_t errlen)
     r->bar_store_bytes = job->pio_store_bytes ? job->pio_store_bytes : 1;
     r->poll_detect_ps = job->poll_detect_ps;
     r->gpu_kernel_ps = job->gpu_kernel_ps;
+    r->coll_pio_step_ps = job->coll_pio_step_ps;
     r->host_memcpy_Bps = job->host_memcpy_Bps;
     r->host_reduce_Bps = job->host_reduce_Bps;
     r->gpu_reduce_Bps = job->gpu_reduce_Bps;

@@ -1,6 +1,7 @@
 // Routing tables: every policy gives minimal paths on the real topologies
 // (generated and from the files), policies are deterministic, and they differ
 // where they should.
+#include <map>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -82,7 +83,8 @@ INSTANTIATE_TEST_SUITE_P(All, RoutingMinimal,
 
 TEST(RoutingPolicies, NamesRoundTrip) {
   std::vector<RoutingPolicy> all = all_routing_policies();
-  ASSERT_EQ(all.size(), 3u);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(parse_routing_policy("ring-split"), RoutingPolicy::RingSplit);
   EXPECT_EQ(parse_routing_policy("ring-first"), RoutingPolicy::RingFirst);
   EXPECT_EQ(parse_routing_policy("s-first"), RoutingPolicy::SFirst);
   EXPECT_EQ(parse_routing_policy("balanced"), RoutingPolicy::Balanced);
@@ -94,7 +96,7 @@ TEST(RoutingPolicies, UnknownNameIsAConfigError) {
     parse_routing_policy("xy");
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "--routing: unknown routing policy 'xy' (ring-first, s-first, balanced)");
+    EXPECT_EQ(std::string(e.what()), "--routing: unknown routing policy 'xy' (ring-split, ring-first, s-first, balanced)");
     EXPECT_EQ(e.file(), "--routing");
     EXPECT_EQ(e.line(), 0);
   }
@@ -150,6 +152,29 @@ TEST(RoutingPolicies, RingTiesAndBalancing) {
   EXPECT_EQ(rf2[0][1], P2_PORT_E);
   EXPECT_EQ(b2[0][1], P2_PORT_W);  // (0+1) % 2 = 1
   EXPECT_EQ(route_path(r2, b2, 0, 1), (std::vector<unsigned>{0, 1}));
+}
+
+TEST(RoutingPolicies, RingSplitSendsHalfTheHalfWayFlowsEachWay) {
+  Topology r = make_ring(8);
+  RouteTable split = build_routes(r, RoutingPolicy::RingSplit);
+  // Half-way: even boards east, odd boards west.
+  EXPECT_EQ(route_path(r, split, 0, 4), (std::vector<unsigned>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(route_path(r, split, 1, 5), (std::vector<unsigned>{1, 0, 7, 6, 5}));
+  EXPECT_EQ(split[1][4], P2_PORT_E);  // not a tie
+  // Recursive doubling's r ^ 4 step: every cable direction carries two flows.
+  std::map<std::pair<unsigned, unsigned>, int> load;
+  for (unsigned u = 0; u < 8; ++u) {
+    std::vector<unsigned> path = route_path(r, split, u, u ^ 4u);
+    for (size_t i = 0; i + 1 < path.size(); ++i) ++load[{path[i], path[i + 1]}];
+  }
+  for (const auto& [hop, flows] : load) EXPECT_EQ(flows, 2) << hop.first << "->" << hop.second;
+  EXPECT_EQ(load.size(), 16u);
+  // On the torus S stays the last hop: 1 to 13 = (row 1, col 5) goes west
+  // along row 0, then down.
+  Topology t = make_torus(2, 8);
+  RouteTable ts = build_routes(t, RoutingPolicy::RingSplit);
+  EXPECT_EQ(route_path(t, ts, 1, 13), (std::vector<unsigned>{1, 0, 7, 6, 5, 13}));
+  EXPECT_EQ(route_path(t, ts, 0, 12), (std::vector<unsigned>{0, 1, 2, 3, 4, 12}));
 }
 
 TEST(RoutingPolicies, RoutePathGuardsAgainstLoops) {
