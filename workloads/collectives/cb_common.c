@@ -4,6 +4,47 @@
 
 #include "colls.h"
 
+#ifdef CB_HAVE_MPI
+MPI_Datatype cb_mpi_type(tcaDataType type)
+{
+    switch (type) {
+    case TCA_CHAR: return MPI_SIGNED_CHAR; /* MPI_CHAR is not for reductions */
+    case TCA_SIGNED_CHAR: return MPI_SIGNED_CHAR;
+    case TCA_UNSIGNED_CHAR: return MPI_UNSIGNED_CHAR;
+    case TCA_BYTE: return MPI_BYTE;
+    case TCA_SHORT: return MPI_SHORT;
+    case TCA_UNSIGNED_SHORT: return MPI_UNSIGNED_SHORT;
+    case TCA_INT: return MPI_INT;
+    case TCA_UNSIGNED: return MPI_UNSIGNED;
+    case TCA_LONG: return MPI_LONG;
+    case TCA_UNSIGNED_LONG: return MPI_UNSIGNED_LONG;
+    case TCA_LONG_LONG: return MPI_LONG_LONG;
+    case TCA_UNSIGNED_LONG_LONG: return MPI_UNSIGNED_LONG_LONG;
+    case TCA_FLOAT: return MPI_FLOAT;
+    case TCA_DOUBLE: return MPI_DOUBLE;
+    case TCA_LONG_DOUBLE: return MPI_LONG_DOUBLE;
+    }
+    return MPI_DATATYPE_NULL;
+}
+
+MPI_Op cb_mpi_op(tcaOp op)
+{
+    switch (op) {
+    case TCA_OP_SUM: return MPI_SUM;
+    case TCA_OP_PROD: return MPI_PROD;
+    case TCA_OP_BAND: return MPI_BAND;
+    case TCA_OP_LAND: return MPI_LAND;
+    case TCA_OP_BOR: return MPI_BOR;
+    case TCA_OP_LOR: return MPI_LOR;
+    case TCA_OP_BXOR: return MPI_BXOR;
+    case TCA_OP_LXOR: return MPI_LXOR;
+    case TCA_OP_MAX: return MPI_MAX;
+    case TCA_OP_MIN: return MPI_MIN;
+    default: return MPI_OP_NULL;
+    }
+}
+#endif
+
 double cb_value(int q, size_t i, int it)
 {
     return (double)((q + (long)i + it) % 3 + 1);

@@ -18,4 +18,10 @@ static long long wrong(const cb_args *a, int it)
         w += cb_load(a->recv, i, a->type) != cb_value(a->root, i, it);
     return w;
 }
-const cb_coll cb_bcast = {"bcast", "P2_COLL_BCAST", one, one, init, fill, wrong, 0, 0};
+#ifdef CB_HAVE_MPI
+static int run_mpi(const cb_args *a)
+{
+    return MPI_Bcast(a->recv, (int)a->count, cb_mpi_type(a->type), a->root, MPI_COMM_WORLD);
+}
+#endif
+const cb_coll cb_bcast = {"bcast", "P2_COLL_BCAST", one, one, init, fill, wrong, 0, 0, CB_MPI_FN(run_mpi)};

@@ -20,4 +20,11 @@ static long long wrong(const cb_args *a, int it)
             w += cb_load(a->recv, (size_t)q * a->count + i, a->type) != cb_value(q, i, it);
     return w;
 }
-const cb_coll cb_gather = {"gather", "P2_COLL_GATHER", one, all, init, fill, wrong, 0, 1};
+#ifdef CB_HAVE_MPI
+static int run_mpi(const cb_args *a)
+{
+    return MPI_Gather(a->send, (int)a->count, cb_mpi_type(a->type), a->recv, (int)a->count,
+                      cb_mpi_type(a->type), a->root, MPI_COMM_WORLD);
+}
+#endif
+const cb_coll cb_gather = {"gather", "P2_COLL_GATHER", one, all, init, fill, wrong, 0, 1, CB_MPI_FN(run_mpi)};

@@ -19,4 +19,11 @@ static long long wrong(const cb_args *a, int it)
              cb_typed(cb_reduced(a->size, i, it, a->op), a->type);
     return w;
 }
-const cb_coll cb_reduce = {"reduce", "P2_COLL_REDUCE", one, one, init, fill, wrong, 0, 0};
+#ifdef CB_HAVE_MPI
+static int run_mpi(const cb_args *a)
+{
+    return MPI_Reduce(a->send, a->recv, (int)a->count, cb_mpi_type(a->type), cb_mpi_op(a->op),
+                      a->root, MPI_COMM_WORLD);
+}
+#endif
+const cb_coll cb_reduce = {"reduce", "P2_COLL_REDUCE", one, one, init, fill, wrong, 0, 0, CB_MPI_FN(run_mpi)};

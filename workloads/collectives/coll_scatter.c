@@ -20,4 +20,11 @@ static long long wrong(const cb_args *a, int it)
         w += cb_load(a->recv, i, a->type) != cb_value(a->rank, i, it);
     return w;
 }
-const cb_coll cb_scatter = {"scatter", "P2_COLL_SCATTER", all, one, init, fill, wrong, 0, 1};
+#ifdef CB_HAVE_MPI
+static int run_mpi(const cb_args *a)
+{
+    return MPI_Scatter(a->send, (int)a->count, cb_mpi_type(a->type), a->recv, (int)a->count,
+                       cb_mpi_type(a->type), a->root, MPI_COMM_WORLD);
+}
+#endif
+const cb_coll cb_scatter = {"scatter", "P2_COLL_SCATTER", all, one, init, fill, wrong, 0, 1, CB_MPI_FN(run_mpi)};

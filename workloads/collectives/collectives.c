@@ -5,7 +5,7 @@
  *
  *   p2run -n N [--map FILE] -- collectives [-C COLL] [-a ALGORITHM] [-o OP]
  *       [-d TYPE] [-r ROOT] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]
- *       [-G] [-c 1|0] [--csv FILE] [--json FILE]
+ *       [-G] [-M] [-c 1|0] [--csv FILE] [--json FILE]
  *
  * COLL: barrier bcast scatter gather reduce allgather allreduce (default
  * allreduce). Sizes are bytes per rank (count = size / element size). Each
@@ -17,6 +17,10 @@
  * -a forces an algorithm (sets P2_COLL_<COLL>); else the cost model picks.
  * With -c 1 outputs are checked every iteration (wrong = wrong elements, all ranks).
  * -G puts the buffers in GPU memory.
+ * -M also runs each size through MPI (MPI_<COLL> on the same buffers, over
+ * the modelled InfiniBand rail when the job's topology has one), timed as
+ * OSU's benchmarks do: each rank's mean time from an MPI_Barrier, then
+ * mpi_avg_us = the ranks' mean and mpi_max_us = the slowest rank's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +45,7 @@ static const char *const ops[] = {"sum", "prod", "band", "land", "bor", "lor", "
                                   "max", "min"};
 
 enum { COL_COLL, COL_BYTES, COL_COUNT, COL_ALGO, COL_TIME, COL_AVG, COL_ALGBW, COL_BUSBW,
-       COL_WRONG, NCOLS };
+       COL_MPI_AVG, COL_MPI_MAX, COL_WRONG, NCOLS };
 static const wl_column columns[NCOLS] = {
     [COL_COLL] = {"collective", WL_COLUMN_TEXT, 10, 0},
     [COL_BYTES] = {"bytes", WL_COLUMN_INTEGER, 9, 0},
@@ -51,8 +55,40 @@ static const wl_column columns[NCOLS] = {
     [COL_AVG] = {"avg_us", WL_COLUMN_REAL, 10, 3},
     [COL_ALGBW] = {"algbw_GBps", WL_COLUMN_REAL, 10, 3},
     [COL_BUSBW] = {"busbw_GBps", WL_COLUMN_REAL, 10, 3},
+    [COL_MPI_AVG] = {"mpi_avg_us", WL_COLUMN_REAL, 10, 3},
+    [COL_MPI_MAX] = {"mpi_max_us", WL_COLUMN_REAL, 10, 3},
     [COL_WRONG] = {"wrong", WL_COLUMN_INTEGER, 6, 0},
 };
+
+/* The columns a run prints: the MPI ones only with -M. */
+static int shown(int col, int mpi) { return mpi || (col != COL_MPI_AVG && col != COL_MPI_MAX); }
+
+#ifdef CB_HAVE_MPI
+/* One size through MPI, OSU's way: each rank's mean over the timed
+ * iterations; the ranks' mean and the slowest at rank 0. */
+static void run_mpi(const cb_coll *coll, cb_args *a, const wl_common_options *o, int check,
+                    double *avg_us, double *max_us, long long *wrong)
+{
+    double sum = 0;
+    for (int it = 0; it < o->warmup + o->iterations; it++) {
+        if (check)
+            coll->fill(a, it);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        coll->mpi(a);
+        double t = MPI_Wtime() - t0;
+        if (check)
+            *wrong += coll->wrong(a, it);
+        if (it >= o->warmup)
+            sum += t;
+    }
+    double mine = sum / o->iterations, total = 0, slowest = 0;
+    MPI_Reduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    *avg_us = total / a->size * WL_US_PER_S;
+    *max_us = slowest * WL_US_PER_S;
+}
+#endif
 
 static int usage_failure(const wl_program *program, const char *message)
 {
@@ -68,7 +104,7 @@ int main(int argc, char **argv)
     wl_common_options o;
     wl_options_defaults(&o);
     const char *coll_name = "allreduce", *algo = "", *op_name = "sum", *type_name = "int";
-    int root = 0, gpu = 0;
+    int root = 0, gpu = 0, mpi = 0;
     const wl_option own[] = {
         {"-C", WL_OPTION_STRING, &coll_name, "COLL", "barrier bcast scatter gather reduce allgather allreduce"},
         {"-a", WL_OPTION_STRING, &algo, "ALGORITHM", "force an algorithm (else the cost model)"},
@@ -78,6 +114,8 @@ int main(int argc, char **argv)
          "ldouble"},
         {"-r", WL_OPTION_INT, &root, "ROOT", "root of bcast/scatter/gather/reduce"},
         {"-G", WL_OPTION_FLAG, &gpu, NULL, "buffers in GPU memory (else host memory)"},
+        {"-M", WL_OPTION_FLAG, &mpi, NULL,
+         "also through MPI on the same buffers (columns mpi_avg_us, mpi_max_us, as OSU)"},
     };
     const wl_program program = {PROGRAM, "collectives on TCA in simulated time", own,
                                 sizeof own / sizeof own[0]};
@@ -106,6 +144,13 @@ int main(int argc, char **argv)
         snprintf(error, sizeof error, "-o: '%s' is not an operator", op_name);
     if (!coll || type < 0 || op < 0)
         return usage_failure(&program, error);
+#ifdef CB_HAVE_MPI
+    if (mpi)
+        MPI_Init(&argc, &argv);
+#else
+    if (mpi)
+        return usage_failure(&program, "-M: this build of collectives has no MPI");
+#endif
     if (*algo)
         setenv(coll->env, algo, 1);
 
@@ -133,9 +178,15 @@ int main(int argc, char **argv)
     WL_TCA(tcaMalloc((void **)&wrongs, 16, tcaMemoryCPU));
 
     wl_report *report = NULL;
+    wl_column cols[NCOLS]; /* the report keeps a pointer to them */
+    int ncols = 0;
     if (rank == 0) {
-        report = wl_report_open("TCA collectives, simulated time", columns, NCOLS, o.csv_path,
-                                o.json_path, error, sizeof error);
+        for (int c = 0; c < NCOLS; c++)
+            if (shown(c, mpi))
+                cols[ncols++] = columns[c];
+        report = wl_report_open(mpi ? "TCA and MPI collectives, simulated time"
+                                    : "TCA collectives, simulated time",
+                                cols, (size_t)ncols, o.csv_path, o.json_path, error, sizeof error);
         if (!report) {
             wl_usage_error(&program, error);
             return WL_EXIT_USAGE;
@@ -147,6 +198,10 @@ int main(int argc, char **argv)
                        o.warmup);
         wl_report_meta(report, "time", "p2_wtime(), simulated, from the barrier before each call: "
                                        "time_us the slowest rank's, avg_us the ranks' mean (as OSU)");
+        if (mpi)
+            wl_report_meta(report, "mpi", "MPI_%c%s on the same buffers, from MPI_Barrier: each "
+                           "rank's mean, mpi_avg_us over the ranks, mpi_max_us the slowest",
+                           coll->name[0] - 'a' + 'A', coll->name + 1);
     }
     long long total_wrong = 0;
     uint64_t bytes = coll == &cb_barrier ? 0 : o.min_bytes;
@@ -181,6 +236,11 @@ int main(int argc, char **argv)
                 sum_avg += *summed / size;
             }
         }
+        double mpi_avg = 0, mpi_max = 0;
+#ifdef CB_HAVE_MPI
+        if (mpi)
+            run_mpi(coll, &a, &o, o.check, &mpi_avg, &mpi_max, &wrong);
+#endif
         wrongs[0] = wrong;
         WL_TCA(p2_reduce(wrongs, wrongs + 1, 1, TCA_LONG_LONG, TCA_OP_SUM, 0, P2_COMM_WORLD));
         if (rank == 0) {
@@ -189,7 +249,7 @@ int main(int argc, char **argv)
             double factor = coll->factor_kind == 2 ? 2.0 * (size - 1) / size
                             : coll->factor_kind == 1 ? (double)(size - 1) / size : 1.0;
             double algbw = t > 0 ? moved / t / WL_BYTES_PER_GB : 0;
-            const wl_cell row[NCOLS] = {
+            const wl_cell cells[NCOLS] = {
                 [COL_COLL] = {.text = coll->name},
                 [COL_BYTES] = {.integer = (int64_t)(a.count * es)},
                 [COL_COUNT] = {.integer = (int64_t)a.count},
@@ -198,8 +258,15 @@ int main(int argc, char **argv)
                 [COL_AVG] = {.real = sum_avg / o.iterations * WL_US_PER_S},
                 [COL_ALGBW] = {.real = algbw},
                 [COL_BUSBW] = {.real = algbw * factor},
+                [COL_MPI_AVG] = {.real = mpi_avg},
+                [COL_MPI_MAX] = {.real = mpi_max},
                 [COL_WRONG] = {.integer = wrongs[1]},
             };
+            wl_cell row[NCOLS];
+            int n = 0;
+            for (int c = 0; c < NCOLS; c++)
+                if (shown(c, mpi))
+                    row[n++] = cells[c];
             wl_report_row(report, row);
             total_wrong += wrongs[1];
         }
@@ -208,6 +275,10 @@ int main(int argc, char **argv)
             break;
         bytes *= (uint64_t)o.factor;
     }
+#ifdef CB_HAVE_MPI
+    if (mpi)
+        MPI_Finalize();
+#endif
     int status = WL_EXIT_OK;
     if (rank == 0) {
         if (wl_report_close(report) != 0)

@@ -31,7 +31,21 @@ typedef struct cb_coll {
     long long (*wrong)(const cb_args *a, int it);
     double busbw_factor_num; /* busbw = algbw * factor(size) */
     int factor_kind;         /* 0: 1; 1: (n-1)/n; 2: 2(n-1)/n */
+    /* The same collective through MPI on the same buffers (MPI_SUCCESS or
+     * MPI's error); NULL in a build without MPI. */
+    int (*mpi)(const cb_args *a);
 } cb_coll;
+
+/* A collective's MPI call where the build has MPI (CB_HAVE_MPI), else NULL. */
+#ifdef CB_HAVE_MPI
+#include <mpi.h>
+#define CB_MPI_FN(f) f
+/* MPI's datatype and operator for TCA's. */
+MPI_Datatype cb_mpi_type(tcaDataType type);
+MPI_Op cb_mpi_op(tcaOp op);
+#else
+#define CB_MPI_FN(f) NULL
+#endif
 
 extern const cb_coll cb_barrier, cb_bcast, cb_scatter, cb_gather, cb_reduce, cb_allgather,
     cb_allreduce;
