@@ -280,25 +280,21 @@ void Frontend::settle() {
 }
 
 bool Frontend::advance_through(uint64_t last) {
-  for (;;) {
-    if (answered_) {
-      answered_ = false;
-      return false;
-    }
-    uint64_t now = now_ps();
-    if (now > last) return true;
-    uint64_t next = sc_pending_activity() ? now + sc_time_to_pending_activity().value() : kNever;
-    if (next > last || waiting_ == 0) {
-      // Nothing before `last`, or nobody can be answered on the way: one jump.
-      // sc_start(d) runs the events before now + d; settle() those at it.
-      if (last > now) sc_start(ps(last - now));
-      settle();
-      if (next > last || !answered_) return true;
-      continue;
-    }
-    if (next > now) sc_start(ps(next - now));
-    settle();
+  if (answered_) {
+    answered_ = false;
+    return false;
   }
+  uint64_t now = now_ps();
+  if (now > last) return true;
+  // One run to `last` (sc_start(d) runs the events before now + d; settle()
+  // those at it). An answer on the way pauses the kernel at the end of its
+  // delta cycle (answer() calls sc_pause), and settle() finishes that
+  // instant: the rank resumes there, before anything later is simulated.
+  if (last > now) sc_start(ps(last - now));
+  settle();
+  if (!answered_) return true;
+  answered_ = false;
+  return false;
 }
 
 void Frontend::step_next_instant() {
@@ -505,6 +501,9 @@ void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
   if (clock_ == P2_CLOCK_CPU) p2_st_sc(&r.channel->clock_pub, P2_CLOCK_UNKNOWN);
   p2_chan_answer(r.channel, r.wait.seq, status, value, t);
   answered_ = true;
+  // From inside the model's processes: stop this run of the kernel at the
+  // end of the delta cycle, so advance_through() returns at this instant.
+  if (sc_core::sc_get_status() == sc_core::SC_RUNNING) sc_core::sc_pause();
 }
 
 void Frontend::on_device_change(unsigned node, unsigned dev) {
