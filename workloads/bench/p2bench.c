@@ -1,7 +1,8 @@
 /*
- * p2bench - how fast the simulator is: runs two jobs under p2run and reports,
- * for each, the simulated time, the wall time, the slowdown (wall / simulated),
- * the TLPs simulated, the TLP hops per wall second and the peak memory.
+ * p2bench - how fast the simulator is: runs jobs under p2run and reports, for
+ * each, the simulated time, the wall and CPU time, the slowdown (wall /
+ * simulated), the TLPs simulated, the TLP hops per wall second and the peak
+ * memory.
  *
  *   p2bench [--quick] [--pingpongs N] [--ranks N] [--size SIZE]
  *           [--p2run PATH] [--workloads DIR] [--timeout SECONDS] [--keep DIR]
@@ -13,11 +14,23 @@
  *   (b) p2run -n 16 --stats F -- stream -s 16M
  *       (every rank DMAs 16 MiB to rank ^ 1 at once: bandwidth-bound, millions
  *       of TLPs)
- * --quick: 100 ping-pongs and 4 ranks x 256 KiB (a smoke test, seconds).
+ *   (c) p2run -n 16 -- collectives -C allreduce -b 8 -e 8 -n 1000 -w 10 -c 0
+ *       (a thousand 8-byte allreduces, the published benchmarks' loop: every
+ *       rank waits on every step)
+ *   (d) p2run -n 16 -- collectives -C allgather -b 1M -e 1M -n 1 -w 0 -c 0
+ *   (e) p2run --topology torus-2x32.topo -n 64 -- stream -s 1M
+ *       (a 64-node PEACH2 torus, every rank streaming at once)
+ *   (f) p2run --topology sr8000-8x8.topo -n 64 -- fmpl_coll -o allreduce
+ *       -b 8 -e 8 -n 100 -w 5 -c 0 (the 64-node SR8000)
+ * --quick: 100 ping-pongs, 4 ranks x 256 KiB, 4 ranks for (c) and (d) with
+ * 100 calls and 64 KiB, 8 nodes for (e) and (f) (a smoke test, seconds).
+ * --cases LIST picks cases by letter (default: all, e.g. --cases a,c).
  *
  * Figures per case:
  *   simulated_ms     the job's simulated time at its end (p2sim --stats summary)
  *   wall_s           host time of the whole job, p2run start to exit (measured here)
+ *   cpu_s            user + system CPU time of the whole job (p2run, p2sim and
+ *                    every rank: wait4's rusage of p2run)
  *   slowdown         wall_s / simulated time
  *   tlps             TLPs the model's initiators created (summary "tlps")
  *   tlp_hops         TLPs transmitted, summed over every link direction
@@ -73,6 +86,8 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 #define US_PER_S 1e6
 
 typedef struct bench_options {
+    int quick;
+    const char *cases; /* letters of the cases to run; NULL: all */
     int pingpongs;
     int ranks;
     uint64_t stream_bytes;
@@ -82,7 +97,7 @@ typedef struct bench_options {
 
 /* What one job gave. */
 typedef struct bench_result {
-    double wall_s;
+    double wall_s, cpu_s;
     long peak_rss_kib;
     double simulated_us;
     unsigned long long tlps, tlp_hops;
@@ -95,14 +110,21 @@ typedef struct bench_result {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: " PROGRAM " [--quick] [--pingpongs N] [--ranks N] [--size SIZE]\n"
-            "               [--p2run PATH] [--workloads DIR] [--timeout SECONDS] [--keep DIR]\n"
-            "               [--csv FILE] [--json FILE]\n"
-            "Measures the simulator's speed on two jobs and prints simulated time, wall time,\n"
-            "slowdown, TLPs, TLP hops per wall second and peak memory:\n"
+            "usage: " PROGRAM " [--quick] [--cases LIST] [--pingpongs N] [--ranks N]\n"
+            "               [--size SIZE] [--p2run PATH] [--workloads DIR] [--timeout SECONDS]\n"
+            "               [--keep DIR] [--csv FILE] [--json FILE]\n"
+            "Measures the simulator's speed on these jobs and prints simulated time, wall and\n"
+            "CPU time, slowdown, TLPs, TLP hops per wall second and peak memory:\n"
             "  (a) p2run -n 2 -- pingpong -m dma -b 8 -e 8 -n PINGPONGS -w 0 -c 0\n"
             "  (b) p2run -n RANKS -- stream -s SIZE\n"
-            "  --quick            %d ping-pongs, %d ranks x %uK (default %d, %d x %uM)\n"
+            "  (c) p2run -n 16 -- collectives -C allreduce -b 8 -e 8 -n 1000 -w 10 -c 0\n"
+            "  (d) p2run -n 16 -- collectives -C allgather -b 1M -e 1M -n 1 -w 0 -c 0\n"
+            "  (e) p2run --topology torus-2x32.topo -n 64 -- stream -s 1M\n"
+            "  (f) p2run --topology sr8000-8x8.topo -n 64 -- fmpl_coll -o allreduce -b 8 -e 8\n"
+            "      -n 100 -w 5 -c 0\n"
+            "  --quick            %d ping-pongs, %d ranks x %uK (default %d, %d x %uM);\n"
+            "                     (c), (d) on 4 ranks, (e), (f) on 8 nodes, fewer calls\n"
+            "  --cases LIST       the cases to run, by letter (default all: a,b,c,d,e,f)\n"
             "  --pingpongs N      ping-pongs of case (a)\n"
             "  --ranks N          ranks of case (b) (even: partners are rank ^ 1)\n"
             "  --size SIZE        bytes each rank streams in case (b) (K, M, G suffixes)\n"
@@ -153,7 +175,7 @@ static int parse_options(int argc, char **argv, bench_options *o)
             quick = 1;
             continue;
         }
-        static const char *const valued[] = {"--pingpongs", "--ranks", "--size",
+        static const char *const valued[] = {"--cases", "--pingpongs", "--ranks", "--size",
                                              "--p2run", "--workloads", "--timeout",
                                              "--keep", "--csv", "--json"};
         int known = 0;
@@ -167,7 +189,11 @@ static int parse_options(int argc, char **argv, bench_options *o)
             value = argv[++i];
         else
             return usage_error("this flag needs a value:", name);
-        if (strcmp(name, "--pingpongs") == 0) {
+        if (strcmp(name, "--cases") == 0) {
+            if (!*value || value[strspn(value, "abcdef,")])
+                return usage_error("--cases: not a list of case letters a to f:", value);
+            o->cases = value;
+        } else if (strcmp(name, "--pingpongs") == 0) {
             if (parse_count(value, &pingpongs) != 0)
                 return usage_error("--pingpongs: not a positive count:", value);
         } else if (strcmp(name, "--ranks") == 0) {
@@ -193,6 +219,7 @@ static int parse_options(int argc, char **argv, bench_options *o)
             *target = value;
         }
     }
+    o->quick = quick;
     o->pingpongs = pingpongs ? pingpongs : quick ? PINGPONGS_QUICK : PINGPONGS_FULL;
     o->ranks = ranks ? ranks : quick ? STREAM_RANKS_QUICK : STREAM_RANKS_FULL;
     o->stream_bytes = size ? size : quick ? STREAM_BYTES_QUICK : STREAM_BYTES_FULL;
@@ -219,7 +246,7 @@ static int resolve_paths(bench_options *o, char *p2run, char *workloads, size_t 
                 p2run);
         return -1;
     }
-    const char *programs[] = {"pingpong", "stream"};
+    const char *programs[] = {"pingpong", "stream", "collectives", "fmpl_coll"};
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
         char path[PATH_MAX + 16];
         snprintf(path, sizeof path, "%s/%s", workloads, programs[i]);
@@ -287,7 +314,7 @@ static int read_summary(const char *path, bench_result *r)
  * RSS. Returns the job's exit status, or -1 if it could not start. */
 static int run_job(char *const *argv, const char *log, bench_result *r)
 {
-    return wl_run_job(PROGRAM, argv, log, &r->wall_s, &r->peak_rss_kib);
+    return wl_run_job(PROGRAM, argv, log, &r->wall_s, &r->peak_rss_kib, &r->cpu_s);
 }
 
 /* ---- The cases ------------------------------------------------------------------ */
@@ -299,10 +326,11 @@ typedef struct bench_case {
     char args[16][PATH_MAX];
 } bench_case;
 
-/* Builds "p2run [--timeout T] -n N --stats DIR/NAME.stats.json -- DIR/PROGRAM ARGS...". */
+/* Builds "p2run [--timeout T] [--topology F] -n N --stats DIR/NAME.stats.json --
+ * DIR/PROGRAM ARGS...". */
 static void build_case(bench_case *c, const char *name, const char *p2run, const char *workdir,
-                       const bench_options *o, int nranks, const char *workload,
-                       const char *workload_dir, const char *const *args)
+                       const bench_options *o, const char *topology, int nranks,
+                       const char *workload, const char *workload_dir, const char *const *args)
 {
     int a = 0, s = 0;
     c->name = name;
@@ -311,6 +339,10 @@ static void build_case(bench_case *c, const char *name, const char *p2run, const
     if (o->timeout_s > 0) {
         ARG("--timeout");
         ARG("%g", o->timeout_s);
+    }
+    if (topology) {
+        ARG("--topology");
+        ARG("%s", topology);
     }
     ARG("-n");
     ARG("%d", nranks);
@@ -322,18 +354,23 @@ static void build_case(bench_case *c, const char *name, const char *p2run, const
         c->argv[a++] = (char *)args[i];
 #undef ARG
     c->argv[a] = NULL;
-    int n = snprintf(c->command, sizeof c->command, "p2run -n %d -- %s", nranks, workload);
+    const char *base = topology ? strrchr(topology, '/') : NULL;
+    int n = topology ? snprintf(c->command, sizeof c->command, "p2run --topology %s -n %d -- %s",
+                                base ? base + 1 : topology, nranks, workload)
+                     : snprintf(c->command, sizeof c->command, "p2run -n %d -- %s", nranks,
+                                workload);
     for (int i = 0; args[i] && n > 0 && (size_t)n < sizeof c->command; i++)
         n += snprintf(c->command + n, sizeof c->command - (size_t)n, " %s", args[i]);
 }
 
-enum { COL_CASE, COL_SIMULATED, COL_WALL, COL_SLOWDOWN, COL_TLPS, COL_HOPS, COL_HOPS_PER_S,
-       COL_RSS, COL_SIM_WALL, COL_SIM_RSS, COLUMN_COUNT };
+enum { COL_CASE, COL_SIMULATED, COL_WALL, COL_CPU, COL_SLOWDOWN, COL_TLPS, COL_HOPS,
+       COL_HOPS_PER_S, COL_RSS, COL_SIM_WALL, COL_SIM_RSS, COLUMN_COUNT };
 
 static const wl_column columns[COLUMN_COUNT] = {
-    [COL_CASE] = {"case", WL_COLUMN_TEXT, 10, 0},
+    [COL_CASE] = {"case", WL_COLUMN_TEXT, 12, 0},
     [COL_SIMULATED] = {"simulated_ms", WL_COLUMN_REAL, 12, 3},
     [COL_WALL] = {"wall_s", WL_COLUMN_REAL, 8, 3},
+    [COL_CPU] = {"cpu_s", WL_COLUMN_REAL, 8, 3},
     [COL_SLOWDOWN] = {"slowdown", WL_COLUMN_REAL, 10, 0},
     [COL_TLPS] = {"tlps", WL_COLUMN_INTEGER, 10, 0},
     [COL_HOPS] = {"tlp_hops", WL_COLUMN_INTEGER, 10, 0},
@@ -350,6 +387,7 @@ static void report_case(wl_report *report, const bench_case *c, const bench_resu
         [COL_CASE] = {.text = c->name},
         [COL_SIMULATED] = {.real = r->simulated_us / US_PER_MS},
         [COL_WALL] = {.real = r->wall_s},
+        [COL_CPU] = {.real = r->cpu_s},
         [COL_SLOWDOWN] = {.real = simulated_s > 0 ? r->wall_s / simulated_s : 0},
         [COL_TLPS] = {.integer = (int64_t)r->tlps},
         [COL_HOPS] = {.integer = (int64_t)r->tlp_hops},
@@ -431,17 +469,46 @@ int main(int argc, char **argv)
         }
     }
 
-    static bench_case cases[2];
+    static bench_case cases[6];
     char pingpongs[16], size[32];
     snprintf(pingpongs, sizeof pingpongs, "%d", o.pingpongs);
     wl_format_size(o.stream_bytes, size, sizeof size);
     const char *pingpong_args[] = {"-m", "dma", "-b", PINGPONG_BYTES, "-e", PINGPONG_BYTES,
                                    "-n", pingpongs, "-w", "0", "-c", "0", NULL};
     const char *stream_args[] = {"-s", size, NULL};
-    build_case(&cases[0], "a-pingpong", p2run, workdir, &o, 2, "pingpong", workloads,
+    const char *allreduce_args[] = {"-C", "allreduce", "-b", "8", "-e", "8", "-n",
+                                    o.quick ? "100" : "1000", "-w", "10", "-c", "0", NULL};
+    const char *allgather_args[] = {"-C", "allgather", "-b", o.quick ? "64K" : "1M",
+                                    "-e", o.quick ? "64K" : "1M", "-n", "1", "-w", "0", "-c", "0",
+                                    NULL};
+    const char *stream64_args[] = {"-s", o.quick ? "64K" : "1M", NULL};
+    const char *fmpl_args[] = {"-o", "allreduce", "-b", "8", "-e", "8", "-n",
+                               o.quick ? "10" : "100", "-w", "5", "-c", "0", NULL};
+    /* The topologies of (e) and (f): $P2_TOPOLOGY_DIR, else the source tree's
+     * (this program runs from the build tree, build/workloads). */
+    char topo_dir[PATH_MAX + 32], torus[PATH_MAX + 64], sr8000[PATH_MAX + 64];
+    const char *env_dir = getenv("P2_TOPOLOGY_DIR");
+    if (env_dir && *env_dir)
+        snprintf(topo_dir, sizeof topo_dir, "%s", env_dir);
+    else
+        snprintf(topo_dir, sizeof topo_dir, "%s/../../topologies", workloads);
+    snprintf(torus, sizeof torus, "%s/%s", topo_dir,
+             o.quick ? "tcamini-ring8.topo" : "torus-2x32.topo");
+    snprintf(sr8000, sizeof sr8000, "%s/%s", topo_dir,
+             o.quick ? "sr8000-8.topo" : "sr8000-8x8.topo");
+    int big = o.quick ? 8 : 64, coll_ranks = o.quick ? 4 : 16;
+    build_case(&cases[0], "a-pingpong", p2run, workdir, &o, NULL, 2, "pingpong", workloads,
                pingpong_args);
-    build_case(&cases[1], "b-stream", p2run, workdir, &o, o.ranks, "stream", workloads,
+    build_case(&cases[1], "b-stream", p2run, workdir, &o, NULL, o.ranks, "stream", workloads,
                stream_args);
+    build_case(&cases[2], "c-allreduce", p2run, workdir, &o, NULL, coll_ranks, "collectives",
+               workloads, allreduce_args);
+    build_case(&cases[3], "d-allgather", p2run, workdir, &o, NULL, coll_ranks, "collectives",
+               workloads, allgather_args);
+    build_case(&cases[4], "e-peach2-torus", p2run, workdir, &o, torus, big, "stream", workloads,
+               stream64_args);
+    build_case(&cases[5], "f-sr8000", p2run, workdir, &o, sr8000, big, "fmpl_coll",
+               workloads, fmpl_args);
     const int ncases = sizeof cases / sizeof cases[0];
 
     char error[256];
@@ -454,11 +521,13 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     for (int i = 0; i < ncases; i++)
-        wl_report_meta(report, cases[i].name, "%s", cases[i].command);
+        if (!o.cases || strchr(o.cases, 'a' + i))
+            wl_report_meta(report, cases[i].name, "%s", cases[i].command);
     wl_report_meta(report, "p2run", "%s", p2run);
     wl_report_meta(report, "cpus", "%ld online", sysconf(_SC_NPROCESSORS_ONLN));
     wl_report_note(report, "slowdown = wall_s / simulated; wall_s: the whole job (start-up "
-                           "included); sim_wall_s: p2sim's own");
+                           "included); cpu_s: its user + system CPU time, every process; "
+                           "sim_wall_s: p2sim's own");
     wl_report_note(report, "tlps: created by hosts, DMACs, register units; tlp_hops: TLPs sent "
                            "over every link direction");
     wl_report_note(report, "peak_rss_MB: largest process of the job (p2sim or a rank); shared "
@@ -466,7 +535,8 @@ int main(int argc, char **argv)
 
     int status = EXIT_OK;
     for (int i = 0; i < ncases && status == EXIT_OK; i++)
-        status = run_case(report, &cases[i], workdir);
+        if (!o.cases || strchr(o.cases, 'a' + i))
+            status = run_case(report, &cases[i], workdir);
     if (wl_report_close(report) != 0 && status == EXIT_OK)
         status = EXIT_FAILED;
     if (o.keep)

@@ -68,7 +68,7 @@ void wl_show_tail(const char *path, int lines)
 }
 
 int wl_run_job(const char *who, char *const *argv, const char *log, double *wall_s,
-               long *peak_rss_kib)
+               long *peak_rss_kib, double *cpu_s)
 {
     fflush(stdout);
     fflush(stderr);
@@ -101,6 +101,9 @@ int wl_run_job(const char *who, char *const *argv, const char *log, double *wall
     }
     *wall_s = wl_now_s() - start;
     *peak_rss_kib = ru.ru_maxrss;
+    if (cpu_s)
+        *cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;

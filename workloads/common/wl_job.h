@@ -22,11 +22,13 @@ double wl_now_s(void);
 void wl_show_tail(const char *path, int lines);
 
 /* Runs argv[0] with argv, its stdout and stderr into `log`, and waits. Sets
- * *wall_s and *peak_rss_kib (the largest resident set of it and every
- * descendant it reaped: wait4's ru_maxrss). Returns its exit status (128 + n
- * for signal n), or -1 (with a message naming `who`) if it could not start. */
+ * *wall_s, *peak_rss_kib (the largest resident set of it and every
+ * descendant it reaped: wait4's ru_maxrss) and, if cpu_s is not NULL, *cpu_s
+ * (user + system CPU time of it and those descendants). Returns its exit
+ * status (128 + n for signal n), or -1 (with a message naming `who`) if it
+ * could not start. */
 int wl_run_job(const char *who, char *const *argv, const char *log, double *wall_s,
-               long *peak_rss_kib);
+               long *peak_rss_kib, double *cpu_s);
 
 #ifdef __cplusplus
 }

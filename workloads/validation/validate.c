@@ -315,7 +315,7 @@ static int run_one(const vcase *c, int k, const char *p2run, const char *workloa
     double wall;
     long rss;
     remove(csv_path);
-    int status = wl_run_job(PROGRAM, argv, log, &wall, &rss);
+    int status = wl_run_job(PROGRAM, argv, log, &wall, &rss, NULL);
     if (status != 0) {
         fprintf(stderr, PROGRAM ": %s: run %d ended with status %d (log %s)\n", c->id, k + 1,
                 status, log);
