@@ -721,7 +721,8 @@ static void gather_direct(const char *mine, size_t blk, char *all, int root, pm_
     char *own = all + (size_t)root * blk;
     if (mine != own) {
         memmove(own, mine, blk);
-        pm_charge_d2d(blk);
+        if (pm_gpu_buf(own)) /* host collectives' local copies are uncharged */
+            pm_charge_d2d(blk);
     }
     c_waitall(n, r, MPI_STATUSES_IGNORE);
     free(r);
@@ -741,7 +742,8 @@ static void scatter_direct(const char *all, size_t blk, char *mine, int root, pm
     const char *own = all + (size_t)root * blk;
     if (mine != own) {
         memmove(mine, own, blk);
-        pm_charge_d2d(blk);
+        if (pm_gpu_buf(mine))
+            pm_charge_d2d(blk);
     }
     c_waitall(n, r, MPI_STATUSES_IGNORE);
     free(r);
