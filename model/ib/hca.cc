@@ -359,6 +359,7 @@ void Hca::start_message(const ib_wqe& w, sc_time doorbell) {
       pk->need = payload;
       Packet* raw = pk.get();
       building_.push_back(std::move(pk));
+      ++building_on_[pt.rail];
       for (const Span& s : split_read(w.local_addr + p.msg_offset, payload, config_.max_read_request)) {
         Read r;
         r.kind = Read::Kind::Data;
@@ -382,17 +383,21 @@ void Hca::start_message(const ib_wqe& w, sc_time doorbell) {
 // finish does exactly that).
 void Hca::packet_ready(Packet* pk) {
   pk->ready = true;
-  bool blocked[IB_PORTS] = {};
+  // A rail is done once its first packet still building is not ready (or it
+  // has none): stop when every rail is.
+  bool blocked[IB_PORTS];
+  for (unsigned r = 0; r < IB_PORTS; ++r) blocked[r] = building_on_[r] == 0;
   for (auto it = building_.begin(); it != building_.end();) {
+    if (std::all_of(std::begin(blocked), std::end(blocked), [](bool b) { return b; })) break;
     const unsigned rail = (*it)->p->rail;
     if (blocked[rail] || !(*it)->ready) {
       blocked[rail] = true;
-      if (std::all_of(std::begin(blocked), std::end(blocked), [](bool b) { return b; })) break;
       ++it;
       continue;
     }
     auto p = std::make_shared<IbPacketPtr>(std::move((*it)->p));
     it = building_.erase(it);
+    --building_on_[rail];
     agenda_.after(config_.tx, [this, p] {
       const unsigned r = (*p)->rail;
       tx_[r].push_back(std::move(*p));

@@ -144,6 +144,7 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
   std::vector<uint32_t> msn_to_;           // per destination
   unsigned next_rail_ = 0;
   std::deque<std::unique_ptr<Packet>> building_;  // in read order
+  unsigned building_on_[IB_PORTS] = {};           // of them, per rail
   std::array<std::deque<IbPacketPtr>, IB_PORTS> tx_;  // ready to send, per rail
   uint64_t next_packet_id_ = 0;
 
