@@ -156,8 +156,21 @@ void p2_job_ring(p2_job *job)
         p2_futex_wake(&job->doorbell, 1);
 }
 
+int p2_job_ranks_spin(const p2_job *job)
+{
+    static long cpus;
+    if (!cpus)
+        cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return (long)p2_ld(&job->nranks) <= cpus;
+}
+
 void p2_job_sleep(p2_job *job, uint32_t seen, long timeout_us)
 {
+    for (int i = 0; !p2_job_ranks_spin(job) && i < P2_CHAN_SPIN_ROUNDS; i++) {
+        if (p2_ld_sc(&job->doorbell) != seen)
+            return;
+        sched_yield();
+    }
     p2_st_sc(&job->sim_sleeping, 1);
     if (p2_ld_sc(&job->doorbell) == seen)
         p2_futex_wait(&job->doorbell, seen, timeout_us);
@@ -213,7 +226,7 @@ int p2_chan_push(p2_job *job, p2_job_rank *r, const p2_chan_req *req)
 
 int p2_chan_wait_resp(p2_job *job, p2_job_rank *r, uint32_t seq, p2_chan_resp *resp)
 {
-    int rounds = 0;
+    int rounds = p2_job_ranks_spin(job) ? 0 : P2_CHAN_SPIN_ROUNDS;
     for (;;) {
         uint32_t cur = p2_ld(&r->resp.seq);
         if (cur == seq) {

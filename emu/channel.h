@@ -50,7 +50,11 @@ extern "C" {
 #define P2_CHAN_DATA_BYTES 448             /* PIO bytes carried by one request */
 
 /* Spinning before sleeping: enough rounds to catch an answer that is
- * microseconds away, few enough not to starve 16 ranks on 2 cores. */
+ * microseconds away. Only while the job's ranks fit the cores: with more
+ * ranks than cores, spinners crowd out the simulator, which every answer
+ * waits for (involuntary context switches by the million), so a waiting
+ * rank sleeps at once and the simulator, which then has a core to itself,
+ * spins for the next request instead (p2_job_ranks_spin). */
 #define P2_CHAN_SPIN_ROUNDS 64
 /* A sleeper wakes this often (microseconds) to check that its peer still
  * lives; a dead peer is then reported instead of waited for forever. */
@@ -292,6 +296,9 @@ static inline p2_job_rank *p2_job_lane(p2_job *job, unsigned rank, unsigned lane
 
 /* Futex on a 32-bit word of a shared mapping. wait returns when *addr != expected,
  * on a wake, a signal, or after timeout_us (<= 0: no timeout). */
+/* Whether this job's waiting ranks spin before sleeping (ranks <= online
+ * cores); if not, the simulator spins for requests before it sleeps. */
+int p2_job_ranks_spin(const p2_job *job);
 void p2_futex_wait(const uint32_t *addr, uint32_t expected, long timeout_us);
 void p2_futex_wake(const uint32_t *addr, int count);
 
