@@ -191,7 +191,7 @@ static int job_sim_alive(const p2_job *job)
 int p2_chan_push(p2_job *job, p2_job_rank *r, const p2_chan_req *req)
 {
     uint64_t head = r->req_head; /* only this rank writes it */
-    int rounds = 0;
+    int rounds = p2_job_ranks_spin(job) ? 0 : P2_CHAN_SPIN_ROUNDS;
     for (;;) {
         uint64_t tail = p2_ld_sc(&r->req_tail);
         if (head - tail < P2_CHAN_SLOTS)
