@@ -166,7 +166,7 @@ int p2_job_ranks_spin(const p2_job *job)
 
 void p2_job_sleep(p2_job *job, uint32_t seen, long timeout_us)
 {
-    for (int i = 0; !p2_job_ranks_spin(job) && i < P2_CHAN_SPIN_ROUNDS; i++) {
+    for (int i = p2_job_ranks_spin(job) ? P2_CHAN_SPIN_ROUNDS : 0; i < P2_CHAN_SPIN_ROUNDS; i++) {
         if (p2_ld_sc(&job->doorbell) != seen)
             return;
         sched_yield();

@@ -294,11 +294,12 @@ static inline p2_job_rank *p2_job_lane(p2_job *job, unsigned rank, unsigned lane
 #define p2_ld_sc(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
 #define p2_st_sc(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
 
-/* Futex on a 32-bit word of a shared mapping. wait returns when *addr != expected,
- * on a wake, a signal, or after timeout_us (<= 0: no timeout). */
 /* Whether this job's waiting ranks spin before sleeping (ranks <= online
  * cores); if not, the simulator spins for requests before it sleeps. */
 int p2_job_ranks_spin(const p2_job *job);
+
+/* Futex on a 32-bit word of a shared mapping. wait returns when *addr != expected,
+ * on a wake, a signal, or after timeout_us (<= 0: no timeout). */
 void p2_futex_wait(const uint32_t *addr, uint32_t expected, long timeout_us);
 void p2_futex_wake(const uint32_t *addr, int count);
 

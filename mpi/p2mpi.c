@@ -380,25 +380,31 @@ static int take_send_slot(void)
     return E.send_free[--E.nsend_free];
 }
 
-/* A SEND of a header on `rail`. */
-static void send_hdr_on(int wdest, uint8_t rail, const pm_hdr *h)
-{
-    int s = take_send_slot();
-    memcpy(send_slot(s), h, HDR_BYTES);
-    post_wqe(IB_OP_SEND, wdest, rail, bus_of(E.send_off + (uint64_t)s * E.slot_bytes), HDR_BYTES,
-             0, WR(WR_SLOT, s));
-}
-
-/* A SEND of a header (and `n` bytes of data after it) on rail 0. */
-static void send_hdr(int wdest, const pm_hdr *h, const void *data, size_t n)
+/* A SEND of a header (and `n` bytes of data after it) on `rail`. */
+static void send_hdr_on(int wdest, uint8_t rail, const pm_hdr *h, const void *data, size_t n)
 {
     int s = take_send_slot();
     uint8_t *p = send_slot(s);
     memcpy(p, h, HDR_BYTES);
     if (n)
         memcpy(p + HDR_BYTES, data, n);
-    post_wqe(IB_OP_SEND, wdest, 0, bus_of(E.send_off + (uint64_t)s * E.slot_bytes), HDR_BYTES + n,
-             0, WR(WR_SLOT, s));
+    post_wqe(IB_OP_SEND, wdest, rail, bus_of(E.send_off + (uint64_t)s * E.slot_bytes),
+             HDR_BYTES + n, 0, WR(WR_SLOT, s));
+}
+
+/* Headers go on rail 0: one rail keeps each sender's messages in order. */
+static void send_hdr(int wdest, const pm_hdr *h, const void *data, size_t n)
+{
+    send_hdr_on(wdest, 0, h, data, n);
+}
+
+/* A rendezvous send's FIN on every rail (MVAPICH2's RPUT finish): each rail
+ * delivers in order, so the receiver has the data once it has them all. */
+static void send_fins(const pm_req *s)
+{
+    pm_hdr f = {.type = H_FIN, .src = pm_world_rank, .rreq = s->rreq};
+    for (uint8_t rail = 0; rail < IB_PORTS; rail++)
+        send_hdr_on(s->comm->world[s->peer], rail, &f, NULL, 0);
 }
 
 /* ---- Requests ----------------------------------------------------------------- */
@@ -683,14 +689,9 @@ static int answer_cts(pm_req *s, const pm_hdr *h)
     s->notify = (h->flags & CTS_CHUNKS) != 0;
     s->piped = !direct && s->bytes && gpu_buf(s->buf);
     if (!s->piped && !s->notify) {
-        int w = s->comm->world[s->peer];
-        post_wqe(IB_OP_RDMA_WRITE, w, IB_RAIL_ANY, local, s->bytes, h->addr, WR(WR_WRITE, s->id));
-        /* MVAPICH2's RPUT finish: a FIN on every rail right behind the write
-         * (each rail delivers in order, so the receiver has the data once it
-         * has them all), not after the write's acknowledgement */
-        pm_hdr f = {.type = H_FIN, .src = pm_world_rank, .rreq = s->rreq};
-        for (uint8_t rail = 0; rail < IB_PORTS; rail++)
-            send_hdr_on(w, rail, &f);
+        post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY, local, s->bytes, h->addr,
+                 WR(WR_WRITE, s->id));
+        send_fins(s); /* right behind the write, not after its acknowledgement */
         return 1;
     }
     s->chunks = s->chunks_left = (s->bytes + b - 1) / b;
@@ -828,11 +829,8 @@ static void completed_send(const ib_cqe *c)
         s->staging = 0;
         s->direct = s->piped = 0;
         s->done = 1;
-        if (!s->notify) { /* every chunk acknowledged: the receiver counts a FIN per rail */
-            pm_hdr f = {.type = H_FIN, .src = pm_world_rank, .rreq = s->rreq};
-            for (uint8_t rail = 0; rail < IB_PORTS; rail++)
-                send_hdr_on(s->comm->world[s->peer], rail, &f);
-        }
+        if (!s->notify) /* every chunk acknowledged: the receiver counts a FIN per rail */
+            send_fins(s);
         retry_pending();
         return;
     }

@@ -137,7 +137,7 @@ static void brecv(void *b, size_t n, int src, pm_comm *c)
 static void bsendrecv(const void *s, size_t sn, int dest, void *r, size_t rn, int src, pm_comm *c)
 {
     c_sendrecv(s, (int)sn, MPI_BYTE, dest, TAG, r, (int)rn, MPI_BYTE, src, TAG, c, 1,
-                MPI_STATUS_IGNORE);
+               MPI_STATUS_IGNORE);
 }
 
 /* count elements of t at buf as n packed bytes (local work, uncharged: it
@@ -321,7 +321,7 @@ static void allreduce_rd(void *acc, int count, MPI_Datatype t, MPI_Op op, pm_com
             int newdst = newrank ^ mask;
             int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
             c_sendrecv(acc, count, t, dst, TAG, tmp_s, count, t, dst, TAG, c, 1,
-                        MPI_STATUS_IGNORE);
+                       MPI_STATUS_IGNORE);
             combine(tmp_s, acc, count, t, op, dst < rank);
         }
     }
@@ -396,10 +396,10 @@ static void allreduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op 
                     recv_cnt += cnts[i];
             }
             c_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
-                        at(tmp_s, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
-                        MPI_STATUS_IGNORE);
+                       at(tmp_s, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
+                       MPI_STATUS_IGNORE);
             c_reduce_local(at(tmp_s, t, (size_t)disps[recv_idx]), at(acc, t, (size_t)disps[recv_idx]),
-                              recv_cnt, t, op);
+                           recv_cnt, t, op);
             send_idx = recv_idx;
             mask <<= 1;
             if (mask < pof2)
@@ -425,8 +425,8 @@ static void allreduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op 
                     recv_cnt += cnts[i];
             }
             c_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
-                        at(acc, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
-                        MPI_STATUS_IGNORE);
+                       at(acc, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
+                       MPI_STATUS_IGNORE);
             if (newrank > newdst)
                 send_idx = recv_idx;
         }
@@ -772,11 +772,13 @@ int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int
         else
             pack_to(send, scount, stype, packed = xmalloc(blk)), mine = packed;
         if (in_place && !out_dense)
-            pack_to(at(recv, rtype, (size_t)rcount * (size_t)root), rcount, rtype, all + (size_t)root * blk);
+            pack_to(at(recv, rtype, (size_t)rcount * (size_t)root), rcount, rtype,
+                    all + (size_t)root * blk);
         gather_direct(mine, blk, all, root, c);
         if (is_root && !out_dense) {
             for (int i = 0; i < c->size; i++)
-                unpack_from(all + (size_t)i * blk, at(recv, rtype, (size_t)rcount * (size_t)i), rcount, rtype);
+                unpack_from(all + (size_t)i * blk, at(recv, rtype, (size_t)rcount * (size_t)i),
+                            rcount, rtype);
             free(all);
         }
         free(packed);
@@ -1137,10 +1139,10 @@ static void rs_halving(void *acc, void *tmp, MPI_Datatype t, MPI_Op op, const in
         }
         int send_cnt = disps[send_end] - disps[send_idx], recv_cnt = disps[recv_end] - disps[recv_idx];
         c_sendrecv(at(acc, t, (size_t)disps[send_idx]), send_cnt, t, dst, TAG,
-                    at(tmp, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
-                    MPI_STATUS_IGNORE);
+                   at(tmp, t, (size_t)disps[recv_idx]), recv_cnt, t, dst, TAG, c, 1,
+                   MPI_STATUS_IGNORE);
         c_reduce_local(at(tmp, t, (size_t)disps[recv_idx]), at(acc, t, (size_t)disps[recv_idx]),
-                          recv_cnt, t, op);
+                       recv_cnt, t, op);
         send_idx = recv_idx;
         last_idx = recv_idx + mask;
     }
@@ -1176,11 +1178,11 @@ static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op,
      * has the partner's reduced block (MPICH does the same with newrank 0). */
     if (root_out && rank == root + 1) {
         c_send(at(acc, t, (size_t)disps[newroot]), disps[newroot + 1] - disps[newroot], t, root,
-                TAG, c, 1);
+               TAG, c, 1);
         newrank = -1;
     } else if (root_out && rank == root) {
         c_recv(at(acc, t, (size_t)disps[newroot]), disps[newroot + 1] - disps[newroot], t,
-                root + 1, TAG, c, 1, MPI_STATUS_IGNORE);
+               root + 1, TAG, c, 1, MPI_STATUS_IGNORE);
         newrank = newroot;
     }
     /* gather: before step mask each survivor holds the blocks of its aligned
@@ -1196,7 +1198,7 @@ static void reduce_rabenseifner(void *acc, int count, MPI_Datatype t, MPI_Op op,
         }
         int lo = newdst & ~(mask - 1);
         c_recv(at(acc, t, (size_t)disps[lo]), disps[lo + mask] - disps[lo], t, dst, TAG, c, 1,
-                MPI_STATUS_IGNORE);
+               MPI_STATUS_IGNORE);
     }
     free(disps);
     free(tmp);
@@ -1251,7 +1253,7 @@ static void redscat_pairwise(const void *in, void *tmp, void *recv, const int co
     for (int i = 1; i < p; i++) {
         int dst = (rank + i) % p, src = (rank - i + p) % p;
         c_sendrecv(at(in, t, (size_t)displs[dst]), counts[dst], t, dst, TAG, tmp, counts[rank], t,
-                    src, TAG, c, 1, MPI_STATUS_IGNORE);
+                   src, TAG, c, 1, MPI_STATUS_IGNORE);
         c_reduce_local(tmp, res, counts[rank], t, op);
     }
     if (res != recv)
@@ -1294,7 +1296,7 @@ static void redscat_noncomm(const void *in, void *tmp, void *recv, int blkcnt, M
         else
             send_off += size;
         c_sendrecv(at(out, t, send_off), (int)size, t, peer, TAG, at(in, t, recv_off), (int)size, t,
-                    peer, TAG, c, 1, MPI_STATUS_IGNORE);
+                   peer, TAG, c, 1, MPI_STATUS_IGNORE);
         if (rank > peer) {
             c_reduce_local(at(in, t, recv_off), at(out, t, recv_off), (int)size, t, op);
         } else {

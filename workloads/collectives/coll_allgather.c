@@ -28,4 +28,5 @@ static int run_mpi(const cb_args *a)
                          cb_mpi_type(a->type), MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_allgather = {"allgather", "P2_COLL_ALLGATHER", one, all, init, fill, wrong, 0, 1, CB_MPI_FN(run_mpi)};
+const cb_coll cb_allgather = {"allgather", "P2_COLL_ALLGATHER", one, all, init, fill, wrong, 0, 1,
+                              CB_MPI_FN(run_mpi)};

@@ -27,4 +27,5 @@ static int run_mpi(const cb_args *a)
                          cb_mpi_op(a->op), MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_allreduce = {"allreduce", "P2_COLL_ALLREDUCE", one, one, init, fill, wrong, 0, 2, CB_MPI_FN(run_mpi)};
+const cb_coll cb_allreduce = {"allreduce", "P2_COLL_ALLREDUCE", one, one, init, fill, wrong, 0, 2,
+                              CB_MPI_FN(run_mpi)};

@@ -16,4 +16,5 @@ static int run_mpi(const cb_args *a)
     return MPI_Barrier(MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_barrier = {"barrier", "P2_COLL_BARRIER", none, none, init, fill, wrong, 0, 0, CB_MPI_FN(run_mpi)};
+const cb_coll cb_barrier = {"barrier", "P2_COLL_BARRIER", none, none, init, fill, wrong, 0, 0,
+                            CB_MPI_FN(run_mpi)};

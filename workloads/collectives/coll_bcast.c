@@ -24,4 +24,5 @@ static int run_mpi(const cb_args *a)
     return MPI_Bcast(a->recv, (int)a->count, cb_mpi_type(a->type), a->root, MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_bcast = {"bcast", "P2_COLL_BCAST", one, one, init, fill, wrong, 0, 0, CB_MPI_FN(run_mpi)};
+const cb_coll cb_bcast = {"bcast", "P2_COLL_BCAST", one, one, init, fill, wrong, 0, 0,
+                          CB_MPI_FN(run_mpi)};

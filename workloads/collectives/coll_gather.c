@@ -27,4 +27,5 @@ static int run_mpi(const cb_args *a)
                       cb_mpi_type(a->type), a->root, MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_gather = {"gather", "P2_COLL_GATHER", one, all, init, fill, wrong, 0, 1, CB_MPI_FN(run_mpi)};
+const cb_coll cb_gather = {"gather", "P2_COLL_GATHER", one, all, init, fill, wrong, 0, 1,
+                           CB_MPI_FN(run_mpi)};

@@ -26,4 +26,5 @@ static int run_mpi(const cb_args *a)
                       a->root, MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_reduce = {"reduce", "P2_COLL_REDUCE", one, one, init, fill, wrong, 0, 0, CB_MPI_FN(run_mpi)};
+const cb_coll cb_reduce = {"reduce", "P2_COLL_REDUCE", one, one, init, fill, wrong, 0, 0,
+                           CB_MPI_FN(run_mpi)};

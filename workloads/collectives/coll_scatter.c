@@ -27,4 +27,5 @@ static int run_mpi(const cb_args *a)
                        cb_mpi_type(a->type), a->root, MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_scatter = {"scatter", "P2_COLL_SCATTER", all, one, init, fill, wrong, 0, 1, CB_MPI_FN(run_mpi)};
+const cb_coll cb_scatter = {"scatter", "P2_COLL_SCATTER", all, one, init, fill, wrong, 0, 1,
+                            CB_MPI_FN(run_mpi)};

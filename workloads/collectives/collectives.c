@@ -245,7 +245,8 @@ int main(int argc, char **argv)
         WL_TCA(p2_reduce(wrongs, wrongs + 1, 1, TCA_LONG_LONG, TCA_OP_SUM, 0, P2_COMM_WORLD));
         if (rank == 0) {
             double t = sum / o.iterations;
-            double moved = (double)(coll->factor_kind == 1 ? a.count * (size_t)size : a.count) * (double)es;
+            double moved =
+                (double)(coll->factor_kind == 1 ? a.count * (size_t)size : a.count) * (double)es;
             double factor = coll->factor_kind == 2 ? 2.0 * (size - 1) / size
                             : coll->factor_kind == 1 ? (double)(size - 1) / size : 1.0;
             double algbw = t > 0 ? moved / t / WL_BYTES_PER_GB : 0;

@@ -102,6 +102,25 @@ static void buf_free(void *p)
     free(p);
 }
 
+/* A collective's data into and out of its buffers: cudaMemcpy for GPU
+ * buffers (outside the timed calls; a failure ends the job), nothing for
+ * host ones (the image is the buffer). */
+static void dev_copy(void *dst, const void *src, size_t n, int to_gpu)
+{
+#ifdef OSU_HAVE_CUDA
+    if (on_gpu && n &&
+        cudaMemcpy(dst, src, n, to_gpu ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost) !=
+            cudaSuccess) {
+        fprintf(stderr, PROGRAM ": cudaMemcpy %s the GPU failed\n", to_gpu ? "to" : "from");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+#else
+    (void)dst, (void)src, (void)n, (void)to_gpu;
+#endif
+}
+static void to_dev(void *dev, const void *host, size_t n) { dev_copy(dev, host, n, 1); }
+static void from_dev(void *host, const void *dev, size_t n) { dev_copy(host, dev, n, 0); }
+
 static void buf_fill(unsigned char *b, size_t n, int who, int it, double *excluded)
 {
     if (!on_gpu) {
@@ -111,10 +130,7 @@ static void buf_fill(unsigned char *b, size_t n, int who, int it, double *exclud
 #ifdef OSU_HAVE_CUDA
     double t = MPI_Wtime();
     fill(tmp, n, who, it);
-    if (n && cudaMemcpy(b, tmp, n, cudaMemcpyHostToDevice) != cudaSuccess) {
-        fprintf(stderr, PROGRAM ": cudaMemcpy to the GPU failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    to_dev(b, tmp, n);
     *excluded += MPI_Wtime() - t;
 #endif
 }
@@ -125,41 +141,11 @@ static int64_t buf_wrong(const unsigned char *b, size_t n, int who, int it, doub
         return wrong(b, n, who, it);
 #ifdef OSU_HAVE_CUDA
     double t = MPI_Wtime();
-    if (n && cudaMemcpy(tmp, b, n, cudaMemcpyDeviceToHost) != cudaSuccess) {
-        fprintf(stderr, PROGRAM ": cudaMemcpy from the GPU failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    from_dev(tmp, b, n);
     *excluded += MPI_Wtime() - t;
     return wrong(tmp, n, who, it);
 #else
     return 0;
-#endif
-}
-
-/* A collective's data into and out of its buffers: cudaMemcpy for GPU
- * buffers (outside the timed calls), nothing for host ones (the image is
- * the buffer). */
-static void to_dev(void *dev, const void *host, size_t n)
-{
-#ifdef OSU_HAVE_CUDA
-    if (on_gpu && n && cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice) != cudaSuccess) {
-        fprintf(stderr, PROGRAM ": cudaMemcpy to the GPU failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-#else
-    (void)dev, (void)host, (void)n;
-#endif
-}
-
-static void from_dev(void *host, const void *dev, size_t n)
-{
-#ifdef OSU_HAVE_CUDA
-    if (on_gpu && n && cudaMemcpy(host, dev, n, cudaMemcpyDeviceToHost) != cudaSuccess) {
-        fprintf(stderr, PROGRAM ": cudaMemcpy from the GPU failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-#else
-    (void)host, (void)dev, (void)n;
 #endif
 }
 

@@ -25,7 +25,8 @@
  * Scratch (host): std[0..K-1] (part[j+1] is std[j] once reduced), extra[0..K],
  * each one slot; the PIO variant has two such banks, used by turns, and runs
  * again without ready tokens (self_synced, coll.h): as the published code,
- * each call is its log2 p PIO messages and nothing else. Phase j+1: send part[j] (and extra j), wait std[j], reduce.
+ * each call is its log2 p PIO messages and nothing else.
+ * Phase j+1: send part[j] (and extra j), wait std[j], reduce.
  * Last phase: wait for the extras, flush, recvbuf = the windows' reduction.
  * Ranks reduce in different orders: floating results may differ by rounding.
  */

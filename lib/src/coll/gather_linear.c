@@ -49,4 +49,5 @@ static tcaresult run(coll_plan *p)
     return coll_flush(p);
 }
 
-const coll_algorithm coll_gather_linear = {COLL_GATHER, "linear", eligible, cost, scratch, run, 0, 0};
+const coll_algorithm coll_gather_linear = {COLL_GATHER, "linear", eligible, cost, scratch,
+                                           run, 0, 0};
