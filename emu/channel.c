@@ -43,12 +43,13 @@ void p2_futex_wake(const uint32_t *addr, int count)
 
 /* ---- The job segment ---------------------------------------------------- */
 
-void p2_job_segment_name(const p2_job *job, char *out, size_t outlen)
+void p2_job_segment_name(const p2_job_local *local, char *out, size_t outlen)
 {
-    snprintf(out, outlen, "%s-job", job->name);
+    snprintf(out, outlen, "%s-job", local->name);
 }
 
-p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode)
+p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode,
+                      p2_job_local *local)
 {
     if (nranks == 0 || nranks > P2_JOB_MAX_RANKS) {
         errno = EINVAL;
@@ -89,10 +90,15 @@ p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode)
     for (unsigned r = 0; r < nranks * P2_RANK_LANES; r++)
         job->ranks[r].clock_pub = P2_CLOCK_UNKNOWN;
     p2_st_sc(&job->magic, P2_JOB_MAGIC);
+    memset(local, 0, sizeof *local);
+    memcpy(local->name, prefix, sizeof prefix);
+    local->bytes = bytes;
+    local->nranks = nranks;
+    local->launcher_pid = job->launcher_pid;
     return job;
 }
 
-p2_job *p2_job_attach(const char *shm_name, char *err, size_t errlen)
+p2_job *p2_job_attach(const char *shm_name, p2_job_local *local, char *err, size_t errlen)
 {
     int fd = shm_open(shm_name, O_RDWR, 0);
     if (fd < 0) {
@@ -111,9 +117,19 @@ p2_job *p2_job_attach(const char *shm_name, char *err, size_t errlen)
         snprintf(err, errlen, "job segment %s: mmap: %s", shm_name, strerror(errno));
         return NULL;
     }
-    if (p2_ld(&job->magic) != P2_JOB_MAGIC || job->segment_bytes != (uint64_t)st.st_size ||
-        job->nranks == 0 || job->nranks > P2_JOB_MAX_RANKS ||
-        p2_job_bytes(job->nranks) != job->segment_bytes) {
+    /* Read each field once: what is checked is what is kept. */
+    memset(local, 0, sizeof *local);
+    local->bytes = (size_t)st.st_size;
+    local->nranks = p2_ld(&job->nranks);
+    local->launcher_pid = p2_ld(&job->launcher_pid);
+    memcpy(local->name, job->name, sizeof local->name);
+    size_t name_len = strnlen(local->name, sizeof local->name);
+    char expect[P2_JOB_NAME_MAX + 8];
+    snprintf(expect, sizeof expect, "%.*s-job", (int)name_len, local->name);
+    if (p2_ld(&job->magic) != P2_JOB_MAGIC || p2_ld(&job->segment_bytes) != local->bytes ||
+        local->nranks == 0 || local->nranks > P2_JOB_MAX_RANKS ||
+        p2_job_bytes(local->nranks) != local->bytes || name_len == sizeof local->name ||
+        strncmp(local->name, "/p2-", 4) != 0 || strcmp(expect, shm_name) != 0) {
         snprintf(err, errlen, "job segment %s: not a job of this p2run version", shm_name);
         munmap(job, (size_t)st.st_size);
         return NULL;
@@ -121,17 +137,20 @@ p2_job *p2_job_attach(const char *shm_name, char *err, size_t errlen)
     return job;
 }
 
-void p2_job_detach(p2_job *job)
+void p2_job_detach(p2_job *job, const p2_job_local *local)
 {
     if (job)
-        munmap(job, job->segment_bytes);
+        munmap(job, local->bytes);
 }
 
 int p2_job_unlink_all(const char *prefix)
 {
     /* POSIX shm objects live in /dev/shm on Linux; names drop the leading '/'. */
-    const char *base = prefix[0] == '/' ? prefix + 1 : prefix;
-    size_t n = strlen(base);
+    size_t len = strnlen(prefix, P2_JOB_NAME_MAX);
+    if (len == P2_JOB_NAME_MAX || strncmp(prefix, "/p2-", 4) != 0 || len == 4)
+        return 0; /* not a job's name: remove nothing */
+    const char *base = prefix + 1;
+    size_t n = len - 1;
     DIR *d = opendir("/dev/shm");
     if (!d)
         return 0;
@@ -251,17 +270,9 @@ int p2_chan_wait_resp(p2_job *job, p2_job_rank *r, uint32_t seq, p2_chan_resp *r
 
 /* ---- Simulator side ----------------------------------------------------- */
 
-const p2_chan_req *p2_chan_peek(p2_job_rank *r)
+void p2_chan_consumed(p2_job_rank *r, uint64_t tail)
 {
-    uint64_t tail = r->req_tail; /* only the simulator writes it */
-    if (p2_ld(&r->req_head) == tail)
-        return NULL;
-    return &r->ring[tail % P2_CHAN_SLOTS];
-}
-
-void p2_chan_pop(p2_job_rank *r)
-{
-    p2_st_sc(&r->req_tail, r->req_tail + 1);
+    p2_st_sc(&r->req_tail, tail);
     if (p2_ld_sc(&r->producer_sleeping))
         p2_futex_wake((const uint32_t *)&r->req_tail, 1);
 }

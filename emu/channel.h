@@ -64,6 +64,12 @@ extern "C" {
  * rings the doorbell). Shorter polls track the spinners' clocks closer. */
 #define P2_CHAN_CPU_POLL_US 20
 
+/* The latest virtual time a rank may reach (ps): about 53 days, far beyond
+ * any job, and far enough below SystemC's 64-bit time (213 days at 1 ps)
+ * that the model's own delays on top of it never wrap. A stamp or clock past
+ * it comes from a broken or hostile rank. */
+#define P2_CHAN_MAX_STAMP_PS (UINT64_C(1) << 62)
+
 /* ---- Request operations ------------------------------------------------- */
 /* Device requests name a device of the rank's node (`dev`, an index into the
  * job's device list) and one of its BARs (`bar`); `a` is the offset in that
@@ -304,16 +310,28 @@ void p2_futex_wait(const uint32_t *addr, uint32_t expected, long timeout_us);
 void p2_futex_wake(const uint32_t *addr, int count);
 
 /* ---- The job segment ---------------------------------------------------- */
+/* What p2run and the simulator know about the job in their own memory: every
+ * rank can write the segment, so nothing they act on later (the names they
+ * remove, the size they unmap) is read back from it. */
+typedef struct p2_job_local {
+    char name[P2_JOB_NAME_MAX]; /* "/p2-<jobid>" */
+    size_t bytes;               /* the mapping's size */
+    unsigned nranks;
+    int32_t launcher_pid;
+} p2_job_local;
+
 /* Creates "/p2-<jobid>-job" sized for nranks (p2run). Returns NULL with errno. */
-p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode);
-/* Maps an existing job segment by its full shm name (the value of P2_JOB).
- * Returns NULL with a message in `err`. */
-p2_job *p2_job_attach(const char *shm_name, char *err, size_t errlen);
-void p2_job_detach(p2_job *job);
-/* The job segment's shm name, "<job->name>-job". */
-void p2_job_segment_name(const p2_job *job, char *out, size_t outlen);
-/* Removes every shm object whose name starts with "<prefix>-" (p2run's
- * cleanup; prefix is job->name). Returns how many were removed. */
+p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode,
+                      p2_job_local *local);
+/* Maps an existing job segment by its full shm name (the value of P2_JOB),
+ * checking it once. Returns NULL with a message in `err`. */
+p2_job *p2_job_attach(const char *shm_name, p2_job_local *local, char *err, size_t errlen);
+void p2_job_detach(p2_job *job, const p2_job_local *local);
+/* The job segment's shm name, "<name>-job". */
+void p2_job_segment_name(const p2_job_local *local, char *out, size_t outlen);
+/* Removes every shm object whose name starts with "<prefix>-" (cleanup;
+ * prefix is a job's name, "/p2-<jobid>", at most P2_JOB_NAME_MAX bytes with
+ * its terminator). Returns how many were removed; 0 for anything else. */
 int p2_job_unlink_all(const char *prefix);
 
 /* Wakes the simulator if it sleeps (after a push, attach, exit, reap). */
@@ -331,9 +349,15 @@ int p2_chan_push(p2_job *job, p2_job_rank *r, const p2_chan_req *req);
 int p2_chan_wait_resp(p2_job *job, p2_job_rank *r, uint32_t seq, p2_chan_resp *resp);
 
 /* ---- Simulator side of a channel ---------------------------------------- */
-/* The next request, or NULL if the ring is empty. Valid until p2_chan_pop. */
-const p2_chan_req *p2_chan_peek(p2_job_rank *r);
-void p2_chan_pop(p2_job_rank *r);
+/* The simulator keeps its own count of consumed requests (the rank can write
+ * the segment's): request `index` is in this slot, which the rank may still
+ * scribble on, so read each field once. */
+static inline const p2_chan_req *p2_chan_slot(const p2_job_rank *r, uint64_t index)
+{
+    return &r->ring[index % P2_CHAN_SLOTS];
+}
+/* Requests before `tail` are consumed: their slots are the rank's again. */
+void p2_chan_consumed(p2_job_rank *r, uint64_t tail);
 /* Posts the answer to a blocking request and wakes the rank. */
 void p2_chan_answer(p2_job_rank *r, uint32_t seq, int32_t status, uint64_t value,
                     uint64_t time_ps);

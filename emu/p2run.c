@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "shm_guard.h"
 
 /* Where the simulator and the default topology are looked for, relative to
  * p2run's own directory once installed; the build defines them (and the build
@@ -52,6 +53,7 @@ extern char **environ;
 
 enum {
     P2RUN_USAGE = 2,
+    P2RUN_RANK_FAULT = 4, /* as the simulator's: a process of the job broke its shared memory */
     P2RUN_TIMEOUT = 124,
     P2RUN_NOEXEC = 127,
 };
@@ -82,6 +84,7 @@ typedef struct child {
 typedef struct job_run {
     options opt;
     p2_job *job;
+    p2_job_local local; /* the job's name and size, in our memory only */
     char segment[P2_JOB_NAME_MAX + 8];
     child sim;
     child *ranks; /* nranks direct children, or one mpirun */
@@ -678,7 +681,7 @@ static double now_s(void)
  * so that nothing outlives the job even if p2run is killed. */
 static void child_setup(job_run *jr, int death_signal)
 {
-    pid_t parent = jr->job->launcher_pid;
+    pid_t parent = jr->local.launcher_pid;
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
@@ -971,6 +974,17 @@ static int leaving_ranks(const job_run *jr)
     return 0;
 }
 
+/* Whether a process of the job shrank the job segment under us (its mapping
+ * is then private zero pages: nothing read from it means anything). */
+static int segment_lost(const job_run *jr)
+{
+    if (!p2_shm_guard_lost())
+        return 0;
+    fprintf(stderr, "p2run: the job segment %s shrank under p2run (a process of the job "
+                    "truncated it); ending the job\n", jr->segment);
+    return 1;
+}
+
 static int run_job(job_run *jr)
 {
     options *o = &jr->opt;
@@ -1010,13 +1024,15 @@ static int run_job(job_run *jr)
     char jobid[32];
     snprintf(jobid, sizeof jobid, "%d", (int)getpid());
     jr->job = p2_job_create(jobid, (unsigned)o->nranks,
-                            strcmp(o->clock, "cpu") == 0 ? P2_CLOCK_CPU : P2_CLOCK_MODEL);
+                            strcmp(o->clock, "cpu") == 0 ? P2_CLOCK_CPU : P2_CLOCK_MODEL,
+                            &jr->local);
     if (!jr->job) {
         fprintf(stderr, "p2run: cannot create the job's shared memory /p2-%s-job: %s\n", jobid,
                 strerror(errno));
         return 1;
     }
-    p2_job_segment_name(jr->job, jr->segment, sizeof jr->segment);
+    p2_job_segment_name(&jr->local, jr->segment, sizeof jr->segment);
+    p2_shm_guard(jr->job, jr->local.bytes, jr->segment);
 
     /* The simulator first: a bad topology or parameter file ends the job before
      * any rank starts. */
@@ -1036,6 +1052,8 @@ static int run_job(job_run *jr)
             fprintf(stderr, "p2run: interrupted by signal %d (%s)\n", sig, strsignal(sig));
             return 128 + sig;
         }
+        if (segment_lost(jr))
+            return P2RUN_RANK_FAULT;
         if (p2_ld_sc(&jr->job->sim_state) == P2_SIM_READY)
             break;
         if (deadline > 0 && now_s() >= deadline && jr->sim.live) {
@@ -1101,6 +1119,8 @@ static int run_job(job_run *jr)
             fprintf(stderr, "p2run: interrupted by signal %d (%s)\n", sig, strsignal(sig));
             return 128 + sig;
         }
+        if (segment_lost(jr))
+            return P2RUN_RANK_FAULT;
         if (g_status >= 0)
             return g_status;
         if (!jr->sim.live && failed(jr->sim.status)) {
@@ -1157,10 +1177,8 @@ int main(int argc, char **argv)
     int status = run_job(&jr);
     terminate_all(&jr);
     if (jr.job) {
-        char prefix[P2_JOB_NAME_MAX];
-        memcpy(prefix, jr.job->name, sizeof prefix);
-        p2_job_detach(jr.job);
-        p2_job_unlink_all(prefix);
+        p2_job_detach(jr.job, &jr.local);
+        p2_job_unlink_all(jr.local.name);
     }
     return status;
 }

@@ -26,7 +26,9 @@ int p2_size(void);
 /* Seconds: the rank's simulated time in emulation (wall-clock time when not
  * started by p2run). */
 double p2_wtime(void);
-/* Charges `seconds` of modelled computation to this rank's clock. */
+/* Charges `seconds` of modelled computation to this rank's clock (none for
+ * zero or less). A clock pushed past the simulator's limit (about 53 days of
+ * simulated time), or a NaN, ends the rank with a message. */
 void p2_compute(double seconds);
 /* Returns when the 64-bit word at `addr` holds `value`. `addr` must be an
  * aligned word of memory from tcaMalloc (host or GPU); in emulation the call

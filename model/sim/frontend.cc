@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "shm_guard.h"
 #include "sim/cuda_ipc.h"
 
 namespace p2 {
@@ -28,6 +29,13 @@ namespace {
 std::string us(uint64_t t_ps) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.3f us", static_cast<double>(t_ps) / 1e6);
+  return buf;
+}
+
+// The latest time a rank may reach, for messages.
+std::string stamp_limit() {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f s", static_cast<double>(P2_CHAN_MAX_STAMP_PS) * 1e-12);
   return buf;
 }
 
@@ -90,10 +98,78 @@ std::string Frontend::name(const Rank& r) const {
          (r.lane ? " thread " + std::to_string(r.lane) : std::string());
 }
 
+void Frontend::fault(const Rank& r, const std::string& field, const std::string& why) {
+  if (faulted_) return;
+  faulted_ = true;
+  // Zero pages stand in for a shrunk segment: blame the shrinking, not the zeros.
+  if (p2_shm_guard_lost()) return;
+  std::cerr << "p2sim: " << name(r) << " (node " << r.node
+            << (r.pid ? ", pid " + std::to_string(r.pid) : std::string())
+            << ") broke the simulator's channel protocol: " << field << " " << why
+            << "; ending the job at simulated time " << us(now_ps()) << "\n";
+}
+
+bool Frontend::admit(Rank& r, Request& q, uint64_t index) {
+  // Built only for a message: this runs for every request.
+  auto of = [&](const char* field) {
+    return std::string(field) + " of request " + std::to_string(index) + " (op " +
+           std::to_string(q.op) + ")";
+  };
+  switch (q.op) {
+    case P2_CHAN_MMIO_WRITE:
+    case P2_CHAN_MMIO_READ:
+    case P2_CHAN_BAR_WRITE:
+    case P2_CHAN_WAIT_REG:
+      if (q.dev >= cluster_.device_count()) {
+        fault(r, of("dev"), "is " + std::to_string(q.dev) + ", but the node has " +
+                                    std::to_string(cluster_.device_count()) + " device(s)");
+        return false;
+      }
+      break;
+    case P2_CHAN_WAIT_MEM:
+    case P2_CHAN_EXIT:
+    case P2_CHAN_GPU_REGISTER:
+    case P2_CHAN_GPU_UNREGISTER:
+      break;
+    case P2_CHAN_UNPARK:
+      if (q.a >= P2_RANK_LANES) {
+        fault(r, of("lane (a)"), "is " + std::to_string(q.a) + "; a rank has " +
+                                         std::to_string(P2_RANK_LANES));
+        return false;
+      }
+      break;
+    default:
+      fault(r, of("op"), "is no channel operation");
+      return false;
+  }
+  const uint64_t limit = P2_CHAN_MAX_STAMP_PS;
+  if (q.stamp > limit) {
+    fault(r, of("stamp_ps"), "is " + std::to_string(q.stamp) + " ps, past the latest time a rank may reach (" +
+                                    stamp_limit() + ")");
+    return false;
+  }
+  if (q.deadline != kNever && q.deadline > limit) {
+    fault(r, of("deadline"), "is " + std::to_string(q.deadline) + " ps, past " + stamp_limit());
+    return false;
+  }
+  if (q.stamp < r.last_stamp) {
+    // Only --clock=cpu can race like this (a rank's CPU clock read by us
+    // before its own read); keep each rank's stamps in order. Under the
+    // model clock no library call sends one.
+    if (clock_ == P2_CLOCK_MODEL) {
+      fault(r, of("stamp_ps"), "is " + us(q.stamp) + ", before its previous request's " +
+                                      us(r.last_stamp));
+      return false;
+    }
+    q.stamp = r.last_stamp;
+  }
+  return true;
+}
+
 void Frontend::poll_ranks() {
   const bool shutdown = p2_ld(&job_->shutdown) != 0;
   for (Rank& r : ranks_) {
-    if (r.done) continue;
+    if (r.done || faulted_) continue;
     // Read "reaped" before draining: once the process is gone its ring is final.
     if (!r.reaped && (shutdown || p2_ld(&lane_of(r.owner, 0).channel->reaped))) r.reaped = true;
     if (!r.attached && p2_ld(&r.channel->state) >= P2_RANK_ATTACHED) {
@@ -108,7 +184,18 @@ void Frontend::poll_ranks() {
                          std::to_string(p2_ld(&r.channel->tid)) + "/schedstat";
       r.cpu_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     }
-    while (const p2_chan_req* in = p2_chan_peek(r.channel)) {
+    // The ring's slots and head are the rank's to write: each field is
+    // read once, into our own copy, and checked there.
+    const uint64_t head = p2_ld(&r.channel->req_head);
+    if (head - r.tail > P2_CHAN_SLOTS) {
+      fault(r, "req_head", "is " + std::to_string(head) + " with " + std::to_string(r.tail) +
+                               " requests consumed, more than the ring's " +
+                               std::to_string(P2_CHAN_SLOTS) + " slots ahead");
+      return;
+    }
+    const uint64_t first = r.tail;
+    while (r.tail != head) {
+      const p2_chan_req* in = p2_chan_slot(r.channel, r.tail);
       Request q;
       q.op = in->op;
       q.seq = in->seq;
@@ -120,23 +207,25 @@ void Frontend::poll_ranks() {
       q.b = in->b;
       q.c = in->c;
       if (q.op == P2_CHAN_BAR_WRITE || q.op == P2_CHAN_GPU_REGISTER) {
-        uint32_t len = std::min<uint32_t>(in->len, P2_CHAN_DATA_BYTES);
+        uint32_t len = in->len;
+        if (len > P2_CHAN_DATA_BYTES) {
+          fault(r, "len of request " + std::to_string(r.tail), "is " + std::to_string(len) +
+                                                                  " bytes; a request carries " +
+                                                                  std::to_string(P2_CHAN_DATA_BYTES));
+          return;
+        }
         q.data.assign(in->data, in->data + len);
       }
       if (q.op == P2_CHAN_WAIT_MEM && (q.flags & P2_CHAN_WAIT_BLOCK) &&
           (q.flags & P2_CHAN_WAIT_DEADLINE))
         std::memcpy(&q.deadline, in->data, sizeof q.deadline);
-      p2_chan_pop(r.channel);
+      if (!admit(r, q, r.tail)) return;
+      r.tail++;
       requests_seen_++;
-      if (q.stamp < r.last_stamp) {
-        // Only --clock=cpu can race like this (a rank's CPU clock read by us
-        // before its own read); keep each rank's stamps in order.
-        if (clock_ == P2_CLOCK_MODEL) warn(r, "request stamped before its predecessor");
-        q.stamp = r.last_stamp;
-      }
       r.last_stamp = q.stamp;
       r.queue.push_back(std::move(q));
     }
+    if (r.tail != first) p2_chan_consumed(r.channel, r.tail);
     if (r.reaped) {
       // The process is gone: what it posted still happens, but nobody is left
       // to answer.
@@ -175,7 +264,12 @@ void Frontend::poll_ranks() {
     fresh.unparked_seq = p2_ld(&r.channel->parked_seq);
     fresh.attached = true;
     fresh.pid = ranks_[r.owner].pid;
+    fresh.tail = r.tail;  // the lane's ring goes on counting
     int64_t start = p2_ld(&r.channel->clock_floor);
+    if (start > 0 && static_cast<uint64_t>(start) > P2_CHAN_MAX_STAMP_PS) {
+      fault(fresh, "clock_floor", "is " + std::to_string(start) + " ps, past " + stamp_limit());
+      return;
+    }
     fresh.answer_floor = start > 0 ? static_cast<uint64_t>(start) : 0;
     if (r.cpu_fd >= 0) close(r.cpu_fd);
     r = std::move(fresh);
@@ -219,6 +313,10 @@ void Frontend::snapshot_clocks() {
     int64_t clock = pub + cpu_ps;
     r.published = clock > 0 ? static_cast<uint64_t>(clock) : 0;
   }
+  for (Rank& r : ranks_)
+    if (r.published > P2_CHAN_MAX_STAMP_PS)
+      fault(r, "clock_pub", "is " + std::to_string(r.published) + " ps, past the latest time a rank may reach (" +
+                                stamp_limit() + ")");
 }
 
 uint64_t Frontend::horizon(Rank& r) const {
@@ -540,6 +638,7 @@ int Frontend::run() {
     uint32_t bell = p2_ld_sc(&job_->doorbell);
     snapshot_clocks();
     poll_ranks();
+    if (faulted_ || p2_shm_guard_lost()) return rank_fault();
     if (all_done()) {
       finish();
       return 0;
@@ -614,6 +713,13 @@ void Frontend::finish() {
   // Every rank is gone. Let what they started run out, so that statistics and
   // traces cover it.
   while (sc_pending_activity() && !*flags_.stop) step_next_instant();
+}
+
+int Frontend::rank_fault() {
+  if (const char* lost = p2_shm_guard_lost())
+    std::cerr << "p2sim: " << lost << " shrank under the simulator (a process of the job "
+              << "truncated it); ending the job at simulated time " << us(now_ps()) << "\n";
+  return kRankFaultStatus;
 }
 
 int Frontend::deadlock() {

@@ -57,6 +57,9 @@ namespace p2 {
 class Frontend {
  public:
   static constexpr int kDeadlockStatus = 3;
+  // A rank broke the channel's protocol (a request or clock no library call
+  // makes) or shrank the job's shared memory: the job ends at once, naming it.
+  static constexpr int kRankFaultStatus = 4;
 
   // Signals the simulator's main catches: `stop` ends run() at once (SIGTERM),
   // `dump` prints every rank's state (p2run's timeout asks for it with SIGUSR1).
@@ -102,6 +105,7 @@ class Frontend {
     bool attached = false, reaped = false, done = false;
     uint64_t done_at = 0;
     pid_t pid = 0;
+    uint64_t tail = 0;  // requests consumed (the segment's req_tail is only a copy for the rank)
     int cpu_fd = -1;  // --clock=cpu: /proc/PID/task/TID/schedstat of the program's thread
     std::deque<Request> queue;  // drained from the ring, not yet executed
     uint64_t last_stamp = 0;    // stamps arrive nondecreasing
@@ -122,6 +126,10 @@ class Frontend {
 
   void snapshot_clocks();
   void poll_ranks();
+  // Checks a request as drained, once; false after fault().
+  bool admit(Rank& r, Request& q, uint64_t index);
+  // Ends the job: `field` of what rank r wrote is invalid.
+  void fault(const Rank& r, const std::string& field, const std::string& why);
   bool blocked(const Rank& r) const;
   bool running(const Rank& r) const { return !r.done && !r.parked && !blocked(r); }
   Rank& lane_of(unsigned rank, unsigned lane);
@@ -153,6 +161,7 @@ class Frontend {
   void warn(const Rank& r, const std::string& what);
 
   int deadlock();
+  int rank_fault();
   void finish();
   void check_stall();
 
@@ -168,6 +177,7 @@ class Frontend {
   unsigned waiting_ = 0;        // ranks with an executed, unanswered request
   uint32_t lanes_taken_ = 0;    // job->lanes_taken when thread lanes were last looked for
   bool answered_ = false;       // an answer was given in the current instant
+  bool faulted_ = false;        // fault() ended the job
   uint64_t poll_detect_ps_ = 0;
   // Stall diagnosis (wall time, for a message only).
   static constexpr double kStallHintSeconds = 2.0;

@@ -35,6 +35,7 @@
 
 #include "arena.h"
 #include "channel.h"
+#include "shm_guard.h"
 #include "sim/cluster.h"
 #include "sim/frontend.h"
 #include "core/params.h"
@@ -124,6 +125,7 @@ p2::ProcessStats process_stats(double started) {
 // for it, whichever way it exits.
 struct JobEnd {
   p2_job* job = nullptr;
+  p2_job_local local{};  // what we act on: never read back from the segment
   std::vector<std::string> arenas;
   void end(int status) {
     for (const std::string& a : arenas) shm_unlink(a.c_str());
@@ -131,7 +133,7 @@ struct JobEnd {
     if (!job) return;
     // p2run removes every segment of the job; if it was killed (we were
     // stopped because our parent died), nobody else will.
-    if (getppid() != job->launcher_pid) p2_job_unlink_all(job->name);
+    if (getppid() != local.launcher_pid) p2_job_unlink_all(local.name);
     p2_st_sc(&job->sim_verdict, status);
     p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_ENDED));
     // Ranks still attaching stop waiting now. Ranks blocked in a call are not
@@ -167,12 +169,14 @@ int sc_main(int argc, char** argv) {
 
   char err[256];
   JobEnd job_end;
-  p2_job* job = p2_job_attach(opt.job.c_str(), err, sizeof err);
+  p2_job* job = p2_job_attach(opt.job.c_str(), &job_end.local, err, sizeof err);
   if (!job) {
     std::cerr << "p2sim: " << err << "\n";
     return kConfigStatus;
   }
   job_end.job = job;
+  const p2_job_local& local = job_end.local;
+  p2_shm_guard(job, local.bytes, opt.job.c_str());
   struct sigaction sa {};
   sa.sa_sigaction = on_stop;
   sa.sa_flags = SA_SIGINFO;
@@ -183,7 +187,7 @@ int sc_main(int argc, char** argv) {
   sa.sa_handler = on_dump;
   sigaction(SIGUSR1, &sa, nullptr);
 
-  const unsigned nranks = job->nranks;
+  const unsigned nranks = local.nranks;
   const p2_clock_mode clock = opt.clock == "cpu" ? P2_CLOCK_CPU : P2_CLOCK_MODEL;
   std::unique_ptr<p2::Cluster> cluster;
   std::vector<unsigned> rank_node;
@@ -241,14 +245,15 @@ int sc_main(int argc, char** argv) {
       for (p2_arena_kind kind : {P2_ARENA_HOST, P2_ARENA_GPU}) {
         p2_arena& a = kind == P2_ARENA_HOST ? host : gpu;
         uint64_t size = kind == P2_ARENA_HOST ? host_bytes : gpu_bytes;
-        if (p2_arena_create(job->name, n, kind, size, &a, err, sizeof err) != 0) {
+        if (p2_arena_create(local.name, n, kind, size, &a, err, sizeof err) != 0) {
           std::cerr << "p2sim: " << err << "\n";
           job_end.end(kConfigStatus);
           return kConfigStatus;
         }
         char name[128];
-        p2_arena_name(job->name, n, kind, name, sizeof name);
+        p2_arena_name(local.name, n, kind, name, sizeof name);
         job_end.arenas.push_back(name);
+        p2_shm_guard(a.base, a.size, name);
       }
       memory[n] = p2::NodeMemory{host.base, host.size, gpu.base, gpu.size};
     }
@@ -326,7 +331,7 @@ int sc_main(int argc, char** argv) {
 
   p2::Frontend frontend(job, *cluster, rank_node, clock, {&g_stop, &g_dump});
   int status = frontend.run();
-  if (g_stop && g_stop_sender != job->launcher_pid) {
+  if (g_stop && g_stop_sender != local.launcher_pid) {
     // Stopped by someone other than p2run (which says why it ends a job):
     // say so, or the job ends without a word.
     const int sig = g_stop;

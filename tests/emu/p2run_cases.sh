@@ -49,7 +49,56 @@ expect_clean() {
     done
 }
 
+# hostile MODE FIELD: rank 0 of emu_hostile breaks the channel's protocol;
+# the job ends at once (status 4) naming rank 0 and what it wrote.
+hostile() {
+    run -n 2 --timeout 30 -- "$BIN/emu_hostile" "$1"
+    expect_rc 4
+    expect_err "$2"
+    expect_faster 10
+    expect_clean
+}
+
 case $CASE in
+hostile_stamp_max)
+    hostile stamp-max "p2sim: rank 0 (node 0, pid" ; expect_err "stamp_ps of request 0 (op 10) is 18446744073709551615 ps, past the latest time" ;;
+hostile_stamp_back)
+    hostile stamp-back "stamp_ps of request 1 (op 10) is 0.001 us, before its previous request's 2.000 us" ;;
+hostile_head)
+    hostile head "req_head is 1000000 with 0 requests consumed" ;;
+hostile_op)
+    hostile op "op of request 0 (op 99) is no channel operation" ;;
+hostile_len)
+    hostile len "len of request 0 is 1073741824 bytes; a request carries 448" ;;
+hostile_clock)
+    hostile clock "clock_pub is 9223372036854775806 ps, past the latest time a rank may reach" ;;
+hostile_truncate_job)
+    hostile truncate-job "shrank under" ;;
+hostile_truncate_arena)
+    hostile truncate-arena "-n0-host shrank under the simulator (a process of the job truncated it)" ;;
+hostile_name_decoy|hostile_name_long)
+    # The name p2run removes objects by is its own copy: another job's objects
+    # (here a decoy named as one) survive, this job's do not.
+    decoy=/dev/shm/p2-decoy-$$
+    : >"$decoy" || fail "cannot create $decoy"
+    run -n 2 --timeout 30 -- "$BIN/emu_hostile" "$(echo "${CASE#hostile_}" | tr _ -)"
+    [ -e "$decoy" ] || fail "p2run removed another job's object ($decoy)"
+    rm -f "$decoy"
+    # Rank 1 waits forever (a deadlock, 3) or, attaching after the damage,
+    # refuses the segment (1): either way the job ends.
+    [ "$RC" -eq 3 ] || [ "$RC" -eq 1 ] || fail "status $RC, expected 3 or 1"
+    expect_out "rank 0: job name overwritten"
+    expect_clean ;;
+compute_big)
+    run -n 2 --timeout 30 -- "$BIN/emu_hostile" compute-big
+    expect_rc 1
+    expect_err "p2: rank 0: p2_compute(1e+07 s) takes the rank's clock past the latest simulated time a rank may reach (4611686 s); ending the rank"
+    expect_clean ;;
+compute_nan)
+    run -n 2 --timeout 30 -- "$BIN/emu_hostile" compute-nan
+    expect_rc 1
+    expect_err "p2: rank 0: p2_compute(nan s) takes the rank's clock past"
+    expect_clean ;;
 same_times_4_of_16)
     # Four ranks on the 16-node torus, collectives exchanging PIO and DMA at
     # close stamps: the run that once gave other simulated times about one

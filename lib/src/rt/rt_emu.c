@@ -199,12 +199,25 @@ uint64_t p2_rt_clock_ps(const p2_rt *r)
     return l ? l->clock_ps : 0;
 }
 
+/* A clock past the simulator's limit would wrap or be refused there: end the
+ * rank here, saying why, instead of sending a time that means nothing. */
+static void clock_overflow(const p2_rt *r, const char *call, double seconds)
+{
+    fprintf(stderr, "p2: rank %d: %s(%g s) takes the rank's clock past the latest simulated "
+                    "time a rank may reach (%.0f s); ending the rank\n",
+            r->rank, call, seconds, (double)P2_CHAN_MAX_STAMP_PS * 1e-12);
+    exit(EXIT_FAILURE);
+}
+
 void p2_rt_charge_ps(p2_rt *r, uint64_t ps)
 {
     FORWARD(charge_ps, r, ps);
     rt_lane *l = lane(STATE(r));
-    if (l)
-        l->clock_ps += ps;
+    if (!l)
+        return;
+    if (ps > P2_CHAN_MAX_STAMP_PS - l->clock_ps)
+        clock_overflow(r, "charging", (double)ps * 1e-12);
+    l->clock_ps += ps;
 }
 
 void p2_rt_advance_to(p2_rt *r, uint64_t t_ps)
@@ -236,6 +249,9 @@ void p2_rt_compute(double seconds)
     p2_rt *r = p2_rt_get();
     if (!r)
         return;
+    /* NaN and infinity are no duration; anything past the limit would wrap. */
+    if (seconds != seconds || seconds * 1e12 >= (double)P2_CHAN_MAX_STAMP_PS)
+        clock_overflow(r, "p2_compute", seconds);
     p2_rt_enter(r);
     if (seconds > 0)
         p2_rt_charge_ps(r, (uint64_t)(seconds * 1e12 + 0.5)); /* nearest ps */
@@ -405,12 +421,13 @@ static int rank_from_env(int nranks, char *err, size_t errlen)
 
 static int attach(rt_state *s, char *err, size_t errlen)
 {
-    p2_job *job = p2_job_attach(getenv("P2_JOB"), err, errlen);
+    p2_job_local local;
+    p2_job *job = p2_job_attach(getenv("P2_JOB"), &local, err, errlen);
     if (!job)
         return -1;
-    int rank = rank_from_env((int)job->nranks, err, errlen);
+    int rank = rank_from_env((int)local.nranks, err, errlen);
     if (rank < 0) {
-        p2_job_detach(job);
+        p2_job_detach(job, &local);
         return -1;
     }
     /* The simulator publishes the mapping and the costs before it is ready. */
@@ -419,7 +436,7 @@ static int attach(rt_state *s, char *err, size_t errlen)
         p2_futex_wait(&job->sim_state, P2_SIM_STARTING, P2_CHAN_LIVENESS_US);
     if (state != P2_SIM_READY) {
         snprintf(err, errlen, "the simulator ended before rank %d could attach", rank);
-        p2_job_detach(job);
+        p2_job_detach(job, &local);
         return -1;
     }
     p2_job_rank *ch = &job->ranks[rank];
@@ -427,19 +444,19 @@ static int attach(rt_state *s, char *err, size_t errlen)
     if (!__atomic_compare_exchange_n(&ch->pid, &expected, (int32_t)getpid(), 0, __ATOMIC_SEQ_CST,
                                      __ATOMIC_SEQ_CST)) {
         snprintf(err, errlen, "rank %d is already attached (pid %d)", rank, (int)expected);
-        p2_job_detach(job);
+        p2_job_detach(job, &local);
         return -1;
     }
     unsigned node = job->rank_node[rank];
-    if (p2_arena_map(job->name, node, P2_ARENA_HOST, job->host_bytes, &s->host, err, errlen) != 0 ||
-        p2_arena_map(job->name, node, P2_ARENA_GPU, job->gpu_bytes, &s->gpu, err, errlen) != 0) {
+    if (p2_arena_map(local.name, node, P2_ARENA_HOST, job->host_bytes, &s->host, err, errlen) != 0 ||
+        p2_arena_map(local.name, node, P2_ARENA_GPU, job->gpu_bytes, &s->gpu, err, errlen) != 0) {
         p2_arena_unmap(&s->host);
-        p2_job_detach(job);
+        p2_job_detach(job, &local);
         return -1;
     }
     p2_rt *r = &s->pub;
     r->rank = rank;
-    r->size = (int)job->nranks;
+    r->size = (int)local.nranks;
     r->node = node;
     r->nnodes = job->nnodes;
     r->host = (p2_rt_memory){s->host.base, s->host.size, p2_arena_bus_base(node, P2_ARENA_HOST)};
