@@ -33,8 +33,8 @@ static int arena_open(const char *job_name, unsigned node, p2_arena_kind kind, u
     out->size = 0;
     if (size == 0)
         return 0; /* a node without this memory */
-    if (create)
-        shm_unlink(name); /* a stale object of a killed job with the same id */
+    /* Never an object that exists: job names are drawn at random (channel.h),
+     * so one that does is someone else's, to be neither used nor removed. */
     int fd = shm_open(name, create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
     if (fd < 0) {
         snprintf(err, errlen, "%s arena %s: shm_open: %s", arena_kind_name(kind), name,

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -48,7 +49,41 @@ void p2_job_segment_name(const p2_job_local *local, char *out, size_t outlen)
     snprintf(out, outlen, "%s-job", local->name);
 }
 
-p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode,
+/* Tries before giving up on names that exist already: with 64 random bits
+ * a second clash means someone is creating names as fast as we draw them. */
+#define P2_JOB_NAME_TRIES 8
+
+/* "/p2-<owner>-<16 random hex digits>" into `prefix`. */
+static int job_name_draw(const char *owner, char *prefix, size_t len)
+{
+    uint64_t bits;
+    if (getrandom(&bits, sizeof bits, 0) != (ssize_t)sizeof bits)
+        return -1;
+    if ((size_t)snprintf(prefix, len, "/p2-%s-%016llx", owner, (unsigned long long)bits) >=
+        len) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+/* Creates the job segment under a fresh name, never one that exists: an
+ * object someone else made is neither used nor removed. */
+static int job_segment_open(const char *owner, char *prefix, size_t len)
+{
+    for (int i = 0; i < P2_JOB_NAME_TRIES; i++) {
+        char name[P2_JOB_NAME_MAX + 8];
+        if (job_name_draw(owner, prefix, len) != 0)
+            return -1;
+        snprintf(name, sizeof name, "%s-job", prefix);
+        int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1; /* errno: EEXIST */
+}
+
+p2_job *p2_job_create(const char *owner, unsigned nranks, p2_clock_mode mode,
                       p2_job_local *local)
 {
     if (nranks == 0 || nranks > P2_JOB_MAX_RANKS) {
@@ -56,16 +91,11 @@ p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode,
         return NULL;
     }
     char prefix[P2_JOB_NAME_MAX], name[P2_JOB_NAME_MAX + 8];
-    if ((size_t)snprintf(prefix, sizeof prefix, "/p2-%s", jobid) >= sizeof prefix) {
-        errno = ENAMETOOLONG;
-        return NULL;
-    }
-    snprintf(name, sizeof name, "%s-job", prefix);
-    size_t bytes = p2_job_bytes(nranks);
-    shm_unlink(name); /* a stale segment of a killed job that had our id */
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    int fd = job_segment_open(owner, prefix, sizeof prefix);
     if (fd < 0)
         return NULL;
+    snprintf(name, sizeof name, "%s-job", prefix);
+    size_t bytes = p2_job_bytes(nranks);
     if (ftruncate(fd, (off_t)bytes) != 0) {
         int e = errno;
         close(fd);

@@ -2,7 +2,9 @@
  * channel.h - the job segment shared by p2run, the simulator (p2sim) and the
  * rank processes of one virtual-cluster job.
  *
- * One POSIX shared-memory object per job, "/p2-<jobid>-job", created by p2run.
+ * One POSIX shared-memory object per job, "/p2-<jobid>-job", created by p2run;
+ * the job id is p2run's pid and 64 random bits ("4711-9f86d081884c7d65"), so
+ * that nobody can create a job's objects before it (and block every job).
  * It holds the job's configuration (filled by p2run and the simulator), the
  * simulator's doorbell, and one channel per rank:
  *
@@ -320,8 +322,10 @@ typedef struct p2_job_local {
     int32_t launcher_pid;
 } p2_job_local;
 
-/* Creates "/p2-<jobid>-job" sized for nranks (p2run). Returns NULL with errno. */
-p2_job *p2_job_create(const char *jobid, unsigned nranks, p2_clock_mode mode,
+/* Creates "/p2-<owner>-<random hex>-job" sized for nranks (p2run; `owner` is
+ * its pid), drawing another name when one exists already. Returns NULL with
+ * errno. */
+p2_job *p2_job_create(const char *owner, unsigned nranks, p2_clock_mode mode,
                       p2_job_local *local);
 /* Maps an existing job segment by its full shm name (the value of P2_JOB),
  * checking it once. Returns NULL with a message in `err`. */

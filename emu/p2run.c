@@ -11,19 +11,25 @@
  *   0            every rank exited 0 and the simulator finished;
  *   the status   of the first rank that exited non-zero (128 + signal when a
  *                rank was killed; the signal is named);
- *   2            a bad flag or input file (named in the message);
+ *   2            a bad flag, input or output file (named in the message): also
+ *                a flag given twice, an output that is an input, the program
+ *                or p2run's own, and an output the simulator could not write
+ *                whole at the end;
  *   3            a deadlock (the simulator prints every rank's wait);
  *   124          --timeout expired, counted from the simulator's start (the
  *                simulator prints every rank's state);
  *   127          the program cannot be run;
  *   128 + signal p2run itself was interrupted.
  * On every path the remaining processes are ended (SIGTERM, then SIGKILL after
- * a grace period) and every shared-memory object of the job is removed.
+ * a grace period, to each child's process group: what a rank forked goes too)
+ * and every shared-memory object of the job is removed.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -135,11 +141,63 @@ static int usage_error(const char *fmt, const char *a, const char *b)
 
 /* ---- Flags and files ------------------------------------------------------ */
 
+/* -n and --timeout as numbers. */
+static int parse_numbers(const char *n, const char *timeout, options *o)
+{
+    char *end;
+    if (n) {
+        errno = 0;
+        long v = strtol(n, &end, 10);
+        if (errno || *end || end == n || v < 1 || v > P2_JOB_MAX_RANKS) {
+            char range[32];
+            snprintf(range, sizeof range, "1 to %d", P2_JOB_MAX_RANKS);
+            return usage_error("-n: '%s' is not a rank count from %s", n, range);
+        }
+        o->nranks = (int)v;
+    }
+    if (timeout) {
+        errno = 0;
+        double v = strtod(timeout, &end);
+        if (errno || *end || end == timeout || !(v > 0))
+            return usage_error("--timeout: '%s' is not a positive number of seconds%s", timeout,
+                               "");
+        o->timeout_s = v;
+    }
+    return 0;
+}
+
+/* The flags' values, after the loop has taken them all. */
+static int check_choices(const options *o)
+{
+    if (o->nranks == 0)
+        return usage_error("-n N is required%s%s", "", "");
+    if (strcmp(o->clock, "model") != 0 && strcmp(o->clock, "cpu") != 0)
+        return usage_error("--clock: '%s' is not 'model' or 'cpu'%s", o->clock, "");
+    if (strcmp(o->gpu, "real") != 0 && strcmp(o->gpu, "emulated") != 0 &&
+        strcmp(o->gpu, "auto") != 0)
+        return usage_error("--gpu: '%s' is not 'real', 'emulated' or 'auto'%s", o->gpu, "");
+    if (o->launcher && strcmp(o->launcher, "mpirun") != 0)
+        return usage_error("--launcher: '%s' is not supported (only 'mpirun')%s", o->launcher,
+                           "");
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     o->clock = "model";
     o->gpu = "auto";
+    const char *n = NULL, *timeout = NULL;
+    struct {
+        const char *name;
+        const char **value;
+    } flags[] = {{"--topology", &o->topology}, {"--map", &o->map},
+                 {"--routing", &o->routing},   {"--params", &o->params},
+                 {"--clock", &o->clock},       {"--trace", &o->trace},
+                 {"--stats", &o->stats},       {"--launcher", &o->launcher},
+                 {"--gpu", &o->gpu},           {"-n", &n},
+                 {"--timeout", &timeout}};
+    unsigned given = 0; /* one bit per flag */
     int i = 1;
     for (; i < argc; i++) {
         char *arg = argv[i];
@@ -153,15 +211,7 @@ static int parse_options(int argc, char **argv, options *o)
         }
         if (arg[0] != '-')
             break; /* the program */
-        struct {
-            const char *name;
-            const char **value;
-        } flags[] = {{"--topology", &o->topology}, {"--map", &o->map},
-                     {"--routing", &o->routing},   {"--params", &o->params},
-                     {"--clock", &o->clock},       {"--trace", &o->trace},
-                     {"--stats", &o->stats},       {"--launcher", &o->launcher},
-                     {"--gpu", &o->gpu}};
-        const char *value = NULL, *timeout = NULL, *n = NULL;
+        const char *value = NULL;
         char name[64];
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
@@ -175,55 +225,30 @@ static int parse_options(int argc, char **argv, options *o)
             strcpy(name, "-n"); /* -n4 */
             value = arg + 2;
         }
-        const char **target = NULL;
-        for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++)
-            if (strcmp(name, flags[f].name) == 0)
-                target = flags[f].value;
-        if (!target && strcmp(name, "-n") != 0 && strcmp(name, "--timeout") != 0)
+        size_t f = 0;
+        while (f < sizeof flags / sizeof flags[0] && strcmp(name, flags[f].name) != 0)
+            f++;
+        if (f == sizeof flags / sizeof flags[0])
             return usage_error("unknown flag '%s'%s", arg, "");
         if (!value) {
             if (i + 1 >= argc)
                 return usage_error("flag '%s' needs a value%s", name, "");
             value = argv[++i];
         }
-        if (target) {
-            *target = value;
-            continue;
-        }
-        if (strcmp(name, "-n") == 0)
-            n = value;
-        else
-            timeout = value;
-        char *end;
-        if (n) {
-            errno = 0;
-            long v = strtol(n, &end, 10);
-            if (errno || *end || end == n || v < 1 || v > P2_JOB_MAX_RANKS) {
-                char range[32];
-                snprintf(range, sizeof range, "1 to %d", P2_JOB_MAX_RANKS);
-                return usage_error("-n: '%s' is not a rank count from %s", n, range);
-            }
-            o->nranks = (int)v;
-        }
-        if (timeout) {
-            errno = 0;
-            double v = strtod(timeout, &end);
-            if (errno || *end || end == timeout || !(v > 0))
-                return usage_error("--timeout: '%s' is not a positive number of seconds%s",
-                                   timeout, "");
-            o->timeout_s = v;
-        }
+        /* A second one would silently replace the first; an empty one would
+         * silently mean "not given". */
+        if (given & (1u << f))
+            return usage_error("flag '%s' is given twice ('%s' the second time)", name, value);
+        if (!*value)
+            return usage_error("flag '%s' needs a value, not an empty one%s", name, "");
+        given |= 1u << f;
+        *flags[f].value = value;
     }
-    if (o->nranks == 0)
-        return usage_error("-n N is required%s%s", "", "");
-    if (strcmp(o->clock, "model") != 0 && strcmp(o->clock, "cpu") != 0)
-        return usage_error("--clock: '%s' is not 'model' or 'cpu'%s", o->clock, "");
-    if (strcmp(o->gpu, "real") != 0 && strcmp(o->gpu, "emulated") != 0 &&
-        strcmp(o->gpu, "auto") != 0)
-        return usage_error("--gpu: '%s' is not 'real', 'emulated' or 'auto'%s", o->gpu, "");
-    if (o->launcher && strcmp(o->launcher, "mpirun") != 0)
-        return usage_error("--launcher: '%s' is not supported (only 'mpirun')%s", o->launcher,
-                           "");
+    int rc = parse_numbers(n, timeout, o);
+    if (rc == 0)
+        rc = check_choices(o);
+    if (rc != 0)
+        return rc;
     if (i >= argc)
         return usage_error("no program given: p2run -n N [flags] -- PROGRAM [ARGS...]%s%s", "",
                            "");
@@ -294,6 +319,45 @@ static int file_writable(const char *flag, const char *path)
         return 0;
     }
     return 1;
+}
+
+/* A file's identity: device and inode when it exists, else the path it would
+ * be created at, its directory resolved. */
+typedef struct file_id {
+    int exists;
+    dev_t dev;
+    ino_t ino;
+    char path[PATH_MAX + NAME_MAX + 2];
+} file_id;
+
+static void file_identify(const char *path, file_id *id)
+{
+    memset(id, 0, sizeof *id);
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        id->exists = 1;
+        id->dev = st.st_dev;
+        id->ino = st.st_ino;
+        return;
+    }
+    char dir[PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? path + (slash - dir) + 1 : path;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    snprintf(id->path, sizeof id->path, "%s/%s", realpath(dir, real) ? real : dir, base);
+}
+
+static int same_file(const file_id *a, const file_id *b)
+{
+    if (a->exists != b->exists)
+        return 0;
+    return a->exists ? a->dev == b->dev && a->ino == b->ino : strcmp(a->path, b->path) == 0;
 }
 
 /* Finds an executable the way execvp would. Returns 1 and the path in `out`. */
@@ -677,7 +741,8 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* In the child between fork and exec: default signal state, and die with p2run
+/* In the child between fork and exec: default signal state, a process group
+ * of its own (so that p2run can end whatever it forks), and die with p2run
  * so that nothing outlives the job even if p2run is killed. */
 static void child_setup(job_run *jr, int death_signal)
 {
@@ -687,6 +752,16 @@ static void child_setup(job_run *jr, int death_signal)
     signal(SIGHUP, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
     sigprocmask(SIG_SETMASK, &jr->old_mask, NULL);
+    setpgid(0, 0);
+    /* A background group that reads the terminal is stopped (SIGTTIN) and
+     * would hold the job forever: it reads end-of-file instead. */
+    if (isatty(STDIN_FILENO)) {
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            close(null);
+        }
+    }
     prctl(PR_SET_PDEATHSIG, death_signal);
     if (getppid() != parent)
         _exit(P2RUN_NOEXEC); /* p2run died before prctl took effect */
@@ -701,8 +776,10 @@ static pid_t spawn(job_run *jr, char **argv, int death_signal, int rank)
         fprintf(stderr, "p2run: fork: %s\n", strerror(errno));
         return -1;
     }
-    if (pid > 0)
+    if (pid > 0) {
+        setpgid(pid, pid); /* as the child does: whichever runs first */
         return pid;
+    }
     child_setup(jr, death_signal);
     setenv("P2_JOB", jr->segment, 1);
     if (rank >= 0) {
@@ -742,69 +819,117 @@ static int wait_signal(job_run *jr, long ms)
     return 0;
 }
 
-/* Collects every child that has exited; returns how many. */
+/* Whether child `pid` has ended, and its status as waitpid gives it (Linux's
+ * encoding, which the W* macros read). The child stays a zombie (WNOWAIT)
+ * until terminate_all: its pid, which names its process group, cannot be
+ * reused meanwhile, so signalling the group never reaches a stranger. */
+static int child_ended(pid_t pid, int *status)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pid)
+        return 0;
+    if (info.si_code == CLD_EXITED)
+        *status = (info.si_status & 0xff) << 8;
+    else
+        *status = (info.si_status & 0x7f) | (info.si_code == CLD_DUMPED ? 0x80 : 0);
+    return 1;
+}
+
+/* Collects every child that has ended; returns how many. */
 static int reap(job_run *jr, void (*on_exit)(job_run *, child *, int rank))
 {
-    int n = 0, st;
-    pid_t pid;
-    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-        child *c = NULL;
-        int rank = -1;
-        if (jr->sim.live && pid == jr->sim.pid)
-            c = &jr->sim;
-        for (int i = 0; !c && i < jr->nchildren; i++)
-            if (jr->ranks[i].live && pid == jr->ranks[i].pid) {
-                c = &jr->ranks[i];
-                rank = i;
-            }
-        if (!c)
-            continue; /* not ours (cannot happen: we start every child) */
+    int n = 0;
+    for (int i = -1; i < jr->nchildren; i++) {
+        child *c = i < 0 ? &jr->sim : &jr->ranks[i];
+        int st;
+        if (!c->live || !child_ended(c->pid, &st))
+            continue;
         c->live = 0;
         c->status = st;
         c->verdict = p2_ld_sc(&jr->job->sim_verdict);
         n++;
-        if (rank >= 0 && !jr->mpirun) {
+        if (i >= 0 && !jr->mpirun) {
             /* The simulator stops counting on this rank once its ring is drained. */
-            p2_st_sc(&jr->job->ranks[rank].wait_status, st);
-            p2_st_sc(&jr->job->ranks[rank].reaped, 1);
+            p2_st_sc(&jr->job->ranks[i].wait_status, st);
+            p2_st_sc(&jr->job->ranks[i].reaped, 1);
             p2_job_ring(jr->job);
         }
         if (on_exit)
-            on_exit(jr, c, rank);
+            on_exit(jr, c, i);
     }
     return n;
 }
 
-/* Ends every remaining child: SIGTERM, a grace period, SIGKILL; reaps them all. */
+/* Whether `pgid` names the process group of one of our children. */
+static int our_group(const job_run *jr, pid_t pgid)
+{
+    if (pgid > 0 && pgid == jr->sim.pid)
+        return 1;
+    for (int i = 0; i < jr->nchildren; i++)
+        if (pgid > 0 && pgid == jr->ranks[i].pid)
+            return 1;
+    return 0;
+}
+
+/* Whether a process of one of our children's groups is still there and not
+ * a zombie (a leader, our unreaped child, may be one). Only /proc tells them
+ * apart. */
+static int groups_running(const job_run *jr)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        char *comm_end = strrchr(buf, ')'); /* the command name may hold anything */
+        char state;
+        int ppid, pgrp;
+        found = comm_end && sscanf(comm_end + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 &&
+                state != 'Z' && state != 'X' && our_group(jr, pgrp);
+    }
+    closedir(d);
+    return found;
+}
+
+/* Signals every child's process group: what a rank forked goes too, even
+ * after the rank itself ended. */
+static void signal_groups(const job_run *jr, int sig)
+{
+    if (jr->sim.pid > 0)
+        kill(-jr->sim.pid, sig);
+    for (int i = 0; i < jr->nchildren; i++)
+        if (jr->ranks[i].pid > 0)
+            kill(-jr->ranks[i].pid, sig);
+}
+
+/* Ends every remaining process of the job: SIGTERM to each child's group, a
+ * grace period, SIGKILL; then reaps the children. */
 static void terminate_all(job_run *jr)
 {
-    for (int i = 0; i < jr->nchildren; i++)
-        if (jr->ranks[i].live)
-            kill(jr->ranks[i].pid, SIGTERM);
-    if (jr->sim.live)
-        kill(jr->sim.pid, SIGTERM);
+    signal_groups(jr, SIGTERM);
     double deadline = now_s() + P2RUN_GRACE_MS / 1000.0;
-    while (live_children(jr) && now_s() < deadline) {
+    while ((live_children(jr) || groups_running(jr)) && now_s() < deadline) {
+        wait_signal(jr, P2RUN_POLL_MS / 5);
         reap(jr, NULL);
-        if (live_children(jr))
-            wait_signal(jr, P2RUN_POLL_MS / 5);
     }
-    for (int i = 0; i < jr->nchildren; i++)
-        if (jr->ranks[i].live)
-            kill(jr->ranks[i].pid, SIGKILL);
-    if (jr->sim.live)
-        kill(jr->sim.pid, SIGKILL);
-    while (live_children(jr)) {
-        int st;
-        pid_t pid = waitpid(-1, &st, 0);
-        if (pid < 0)
-            break;
-        reap(jr, NULL);
-        if (pid == jr->sim.pid)
-            jr->sim.live = 0;
-        for (int i = 0; i < jr->nchildren; i++)
-            if (pid == jr->ranks[i].pid)
-                jr->ranks[i].live = 0;
+    signal_groups(jr, SIGKILL);
+    for (int i = -1; i < jr->nchildren; i++) {
+        child *c = i < 0 ? &jr->sim : &jr->ranks[i];
+        if (c->pid > 0)
+            waitpid(c->pid, NULL, 0);
+        c->live = 0;
     }
 }
 
@@ -890,14 +1015,12 @@ static char **build_mpirun_argv(job_run *jr)
         argv[a++] = "-x";
         argv[a++] = "LD_LIBRARY_PATH";
     }
+    /* NAME=VALUE, as our environment has it: nothing to allocate and free. */
     for (char **e = environ; *e; e++) {
-        if (strncmp(*e, "P2_", 3) != 0 || strncmp(*e, "P2_JOB=", 7) == 0)
-            continue;
-        char *eq = strchr(*e, '=');
-        if (!eq)
+        if (strncmp(*e, "P2_", 3) != 0 || strncmp(*e, "P2_JOB=", 7) == 0 || !strchr(*e, '='))
             continue;
         argv[a++] = "-x";
-        argv[a++] = strndup(*e, (size_t)(eq - *e));
+        argv[a++] = *e;
     }
     for (int i = 0; i < nprog; i++)
         argv[a++] = jr->opt.program[i];
@@ -985,12 +1108,61 @@ static int segment_lost(const job_run *jr)
     return 1;
 }
 
-static int run_job(job_run *jr)
+/* Refuses an output file that is the other output (the two JSON documents
+ * would interleave), an input file, the program or one of p2run's own files
+ * (the simulator would truncate it: --stats naming the program used to leave
+ * it empty). */
+static int outputs_distinct(const job_run *jr, const char *topology, const char *sim)
+{
+    const options *o = &jr->opt;
+    char prog[PATH_MAX] = "", self[PATH_MAX] = "";
+    if (!find_program(o->program[0], prog, sizeof prog))
+        prog[0] = '\0';
+    if (!realpath("/proc/self/exe", self))
+        self[0] = '\0';
+    const struct {
+        const char *what, *path;
+    } others[] = {{"the --topology file", topology}, {"the --map file", o->map},
+                  {"the --params file", o->params},  {"the program", prog},
+                  {"p2run itself", self},            {"the simulator", sim},
+                  {"the MPI layer", jr->mpi_layer}};
+    file_id out, other;
+    if (o->stats && o->trace) {
+        file_identify(o->stats, &out);
+        file_identify(o->trace, &other);
+        if (same_file(&out, &other)) {
+            fprintf(stderr, "p2run: --stats and --trace name the same file ('%s', '%s'); give "
+                            "each its own\n", o->stats, o->trace);
+            return 0;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        const char *flag = k ? "--stats" : "--trace", *path = k ? o->stats : o->trace;
+        if (!path)
+            continue;
+        file_identify(path, &out);
+        for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+            if (!others[i].path || !others[i].path[0])
+                continue;
+            file_identify(others[i].path, &other);
+            if (same_file(&out, &other)) {
+                fprintf(stderr, "p2run: %s: '%s' is %s (%s); it would be overwritten\n", flag,
+                        path, others[i].what, others[i].path);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Everything that can be checked before the job starts: the flags' files,
+ * the program, the simulator, the runtime. Fills `topology` and `sim`;
+ * returns 0 or the job's status. */
+static int check_job(job_run *jr, char *topology, char *sim)
 {
     options *o = &jr->opt;
-    char topology[PATH_MAX], sim[PATH_MAX];
     if (o->topology) {
-        snprintf(topology, sizeof topology, "%s", o->topology);
+        snprintf(topology, PATH_MAX, "%s", o->topology);
         if (!file_readable("--topology", topology))
             return P2RUN_USAGE;
     }
@@ -1013,29 +1185,49 @@ static int run_job(job_run *jr)
      * cluster with both networks by default. */
     if (!o->topology && !default_topology(jr->mpi_layer[0] ? P2RUN_DEFAULT_MPI_TOPOLOGY
                                                             : P2RUN_DEFAULT_TOPOLOGY,
-                                          topology, sizeof topology))
+                                          topology, PATH_MAX))
         return P2RUN_USAGE;
-    if (!find_simulator(sim, sizeof sim))
+    if (!find_simulator(sim, PATH_MAX))
         return P2RUN_NOEXEC;
-    int gpu_status = select_gpu(o);
-    if (gpu_status != 0)
-        return gpu_status;
+    if (!outputs_distinct(jr, topology, sim))
+        return P2RUN_USAGE;
+    return select_gpu(o);
+}
 
-    char jobid[32];
-    snprintf(jobid, sizeof jobid, "%d", (int)getpid());
-    jr->job = p2_job_create(jobid, (unsigned)o->nranks,
-                            strcmp(o->clock, "cpu") == 0 ? P2_CLOCK_CPU : P2_CLOCK_MODEL,
+/* The job segment, under a name nobody can guess (channel.h). */
+static int create_job(job_run *jr)
+{
+    char owner[32];
+    snprintf(owner, sizeof owner, "%d", (int)getpid());
+    jr->job = p2_job_create(owner, (unsigned)jr->opt.nranks,
+                            strcmp(jr->opt.clock, "cpu") == 0 ? P2_CLOCK_CPU : P2_CLOCK_MODEL,
                             &jr->local);
     if (!jr->job) {
-        fprintf(stderr, "p2run: cannot create the job's shared memory /p2-%s-job: %s\n", jobid,
+        fprintf(stderr, "p2run: cannot create the job's shared memory /p2-%s-...: %s\n", owner,
                 strerror(errno));
         return 1;
     }
     p2_job_segment_name(&jr->local, jr->segment, sizeof jr->segment);
     p2_shm_guard(jr->job, jr->local.bytes, jr->segment);
+    return 0;
+}
 
-    /* The simulator first: a bad topology or parameter file ends the job before
-     * any rank starts. */
+/* The simulator ended before it was ready. A bad input file it names
+ * itself; a wrong $P2_SIM (/bin/false) says nothing: say it either way. */
+static int sim_ended_early(const job_run *jr, const char *sim)
+{
+    int st = jr->sim.status;
+    if (WIFEXITED(st) && WEXITSTATUS(st) <= 128)
+        fprintf(stderr, "p2run: the simulator %s (pid %d) exited with status %d before it was "
+                        "ready\n", sim, (int)jr->sim.pid, WEXITSTATUS(st));
+    return failed(st) ? sim_failure(jr) : 1;
+}
+
+/* Starts the simulator and waits until it is ready: a bad topology or
+ * parameter file ends the job before any rank starts. Returns 0 or the
+ * job's status. */
+static int start_simulator(job_run *jr, const char *sim, const char *topology, double deadline)
+{
     char *sim_argv[32];
     build_sim_argv(jr, sim, topology, sim_argv);
     setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); /* keep the job's output its own */
@@ -1043,8 +1235,6 @@ static int run_job(job_run *jr)
     if (jr->sim.pid < 0)
         return 1;
     jr->sim.live = 1;
-    /* --timeout counts from here: a simulator that never gets ready is ended too. */
-    double deadline = o->timeout_s > 0 ? now_s() + o->timeout_s : 0;
     for (;;) {
         int sig = wait_signal(jr, 5);
         reap(jr, on_child_exit);
@@ -1055,43 +1245,53 @@ static int run_job(job_run *jr)
         if (segment_lost(jr))
             return P2RUN_RANK_FAULT;
         if (p2_ld_sc(&jr->job->sim_state) == P2_SIM_READY)
-            break;
+            return 0;
         if (deadline > 0 && now_s() >= deadline && jr->sim.live) {
             fprintf(stderr, "p2run: timeout: the simulator was not ready after %g s\n",
-                    o->timeout_s);
+                    jr->opt.timeout_s);
             return P2RUN_TIMEOUT;
         }
-        if (!jr->sim.live) {
-            if (!failed(jr->sim.status))
-                fprintf(stderr, "p2run: the simulator exited before it was ready\n");
-            return failed(jr->sim.status) ? sim_failure(jr) : 1;
-        }
+        if (!jr->sim.live)
+            return sim_ended_early(jr, sim);
     }
+}
 
+/* The ranks, or one mpirun that starts them. Returns 0 or 1. */
+static int start_ranks(job_run *jr)
+{
     if (jr->mpirun) {
         char **argv = build_mpirun_argv(jr);
-        jr->nchildren = 1;
         jr->ranks = calloc(1, sizeof *jr->ranks);
-        if (!argv || !jr->ranks)
+        if (!argv || !jr->ranks) {
+            free(argv);
             return 1;
+        }
+        jr->nchildren = 1;
         jr->ranks[0].pid = spawn(jr, argv, SIGTERM, -1);
+        free(argv);
         if (jr->ranks[0].pid < 0)
             return 1;
         jr->ranks[0].live = 1;
-    } else {
-        jr->ranks = calloc((size_t)o->nranks, sizeof *jr->ranks);
-        if (!jr->ranks)
-            return 1;
-        for (int r = 0; r < o->nranks; r++) {
-            pid_t pid = spawn(jr, o->program, SIGKILL, r);
-            if (pid < 0)
-                return 1;
-            jr->ranks[r].pid = pid;
-            jr->ranks[r].live = 1;
-            jr->nchildren = r + 1;
-        }
+        return 0;
     }
+    jr->ranks = calloc((size_t)jr->opt.nranks, sizeof *jr->ranks);
+    if (!jr->ranks)
+        return 1;
+    for (int r = 0; r < jr->opt.nranks; r++) {
+        pid_t pid = spawn(jr, jr->opt.program, SIGKILL, r);
+        if (pid < 0)
+            return 1;
+        jr->ranks[r].pid = pid;
+        jr->ranks[r].live = 1;
+        jr->nchildren = r + 1;
+    }
+    return 0;
+}
 
+/* Watches the running job until its status is decided. */
+static int supervise(job_run *jr, double deadline)
+{
+    const options *o = &jr->opt;
     double unwind_deadline = 0;
     int shutdown_sent = 0;
     for (;;) {
@@ -1156,6 +1356,23 @@ static int run_job(job_run *jr)
     }
 }
 
+
+static int run_job(job_run *jr)
+{
+    char topology[PATH_MAX], sim[PATH_MAX];
+    int rc = check_job(jr, topology, sim);
+    if (rc == 0)
+        rc = create_job(jr);
+    if (rc != 0)
+        return rc;
+    /* --timeout counts from here: a simulator that never gets ready is ended too. */
+    double deadline = jr->opt.timeout_s > 0 ? now_s() + jr->opt.timeout_s : 0;
+    rc = start_simulator(jr, sim, topology, deadline);
+    if (rc == 0)
+        rc = start_ranks(jr);
+    return rc != 0 ? rc : supervise(jr, deadline);
+}
+
 int main(int argc, char **argv)
 {
     job_run jr;
@@ -1180,5 +1397,6 @@ int main(int argc, char **argv)
         p2_job_detach(jr.job, &jr.local);
         p2_job_unlink_all(jr.local.name);
     }
+    free(jr.ranks);
     return status;
 }

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ib_hw.h"
+
 namespace p2 {
 
 ConfigError::ConfigError(std::string file, int line, const std::string& reason)
@@ -54,7 +56,7 @@ std::vector<ParamInfo> build_table() {
 #define P2_PARAM(name, def, lo, hi, unit, scope, meaning, source)                                \
   static_assert((lo) <= (def) && (def) <= (hi), #name ": default outside its range");          \
   table.push_back({#name, def, lo, hi, unit, scope_of(scope), meaning, source, &Params::name, \
-                   unit_is_integral(unit), named_power_of_two(#name)});
+                   unit_is_integral(unit), named_power_of_two(#name), table.size()});
 #include "core/params.def"
 #undef P2_PARAM
 #undef LINK
@@ -142,7 +144,15 @@ void load_params_file(Params& params, const std::string& path) {
     auto eq = s.find('=');
     if (eq == std::string_view::npos)
       throw ConfigError(path, line, "expected 'name = value', got '" + std::string(s) + "'");
-    set_param(params, trim(s.substr(0, eq)), trim(s.substr(eq + 1)), path, line);
+    const std::string_view name = trim(s.substr(0, eq));
+    set_param(params, name, trim(s.substr(eq + 1)), path, line);
+    // A second line would silently win over the first: the reader of the
+    // file could not tell which value the model used.
+    ParamOrigin& origin = params.origin[find_param(name)->index];
+    if (origin.line > 0 && origin.file == path)
+      throw ConfigError(path, line, "parameter '" + std::string(name) + "' is already set on line " +
+                                        std::to_string(origin.line));
+    origin = {path, line};
   }
 }
 
@@ -152,50 +162,101 @@ std::string format_param_value(double v) {
   return buf;
 }
 
+ConfigError param_rule_error(const Params& params, std::initializer_list<std::string_view> names,
+                             const std::string& file, int line, const std::string& reason) {
+  const ParamOrigin* last = nullptr;
+  for (std::string_view name : names) {
+    const ParamOrigin& o = params.origin[find_param(name)->index];
+    if (o.line > 0 && (!last || o.line > last->line)) last = &o;
+  }
+  return last ? ConfigError(last->file, last->line, reason) : ConfigError(file, line, reason);
+}
+
+namespace {
+
+// The MPI layer's fixed share of mpi_host_bytes as MPI_Init lays it out
+// (engine_start, mpi/p2mpi.c): its send, receive and completion queues, then
+// its receive and send slots, a header and mpi_eager_bytes each, 64-byte
+// aligned. Rendezvous staging takes the rest, at least kMpiMinStagingBytes.
+constexpr uint64_t kMpiSendQueue = 1024, kMpiRecvQueue = 512, kMpiCompletionQueue = 4096;
+constexpr uint64_t kMpiRecvSlots = 256, kMpiSendSlots = 128, kMpiHeaderBytes = 64, kMpiAlign = 64;
+constexpr uint64_t kMpiMinStagingBytes = 1 << 20;
+
+uint64_t mpi_fixed_bytes(double eager_bytes) {
+  const uint64_t slot = (kMpiHeaderBytes + static_cast<uint64_t>(eager_bytes) + kMpiAlign - 1) /
+                        kMpiAlign * kMpiAlign;
+  return kMpiSendQueue * IB_WQE_SIZE + kMpiRecvQueue * IB_RQE_SIZE +
+         kMpiCompletionQueue * IB_CQE_SIZE + (kMpiRecvSlots + kMpiSendSlots) * slot;
+}
+
+}  // namespace
+
 void check_params(const Params& p, const std::string& file) {
   const std::string where = file.empty() ? "parameters (defaults)" : file;
-  auto fail = [&](const std::string& reason) { throw ConfigError(where, 0, reason); };
+  auto fail = [&](std::initializer_list<std::string_view> names, const std::string& reason) {
+    throw param_rule_error(p, names, where, 0, reason);
+  };
   for (const ParamInfo& info : param_table()) {
     const double v = p.*(info.field);
     const std::string shown = std::string(info.name) + " = " + format_param_value(v);
-    if (!(v >= info.min && v <= info.max)) fail(shown + ": must be in " + range_text(info));
-    if (info.integral && v != std::floor(v)) fail(shown + ": must be a whole number of " + info.unit);
+    if (!(v >= info.min && v <= info.max)) fail({info.name}, shown + ": must be in " + range_text(info));
+    if (info.integral && v != std::floor(v))
+      fail({info.name}, shown + ": must be a whole number of " + info.unit);
     if (info.power_of_two && !is_power_of_two(v))
-      fail(shown + ": must be a power of two in " + range_text(info));
+      fail({info.name}, shown + ": must be a power of two in " + range_text(info));
   }
   auto v = [](double x) { return format_param_value(x); };
   // Completions are split at the RCB and are at most host_cpl_bytes, which
   // must itself fit the max payload (PCIe base spec 2.0, 2.3.1.1).
   if (p.read_completion_boundary > p.host_cpl_bytes)
-    fail("read_completion_boundary = " + v(p.read_completion_boundary) +
-         " exceeds host_cpl_bytes = " + v(p.host_cpl_bytes) +
-         ": completions are whole multiples of the RCB");
+    fail({"read_completion_boundary", "host_cpl_bytes"},
+         "read_completion_boundary = " + v(p.read_completion_boundary) +
+             " exceeds host_cpl_bytes = " + v(p.host_cpl_bytes) +
+             ": completions are whole multiples of the RCB");
   if (p.host_cpl_bytes > p.max_payload_bytes)
-    fail("host_cpl_bytes = " + v(p.host_cpl_bytes) + " exceeds max_payload_bytes = " +
-         v(p.max_payload_bytes) + ": a completion is a TLP and carries at most the max payload");
+    fail({"host_cpl_bytes", "max_payload_bytes"},
+         "host_cpl_bytes = " + v(p.host_cpl_bytes) + " exceeds max_payload_bytes = " +
+             v(p.max_payload_bytes) + ": a completion is a TLP and carries at most the max payload");
   // Each CPU store into the PIO window becomes one write TLP.
   if (p.pio_store_bytes > p.max_payload_bytes)
-    fail("pio_store_bytes = " + v(p.pio_store_bytes) + " exceeds max_payload_bytes = " +
-         v(p.max_payload_bytes) + ": each PIO store is one write TLP");
+    fail({"pio_store_bytes", "max_payload_bytes"},
+         "pio_store_bytes = " + v(p.pio_store_bytes) + " exceeds max_payload_bytes = " +
+             v(p.max_payload_bytes) + ": each PIO store is one write TLP");
   // A TLP entering a ring needs the bubble and itself in the output queue.
   if (p.ring_bubble_tlps >= p.output_queue_tlps)
-    fail("ring_bubble_tlps = " + v(p.ring_bubble_tlps) + " must be below output_queue_tlps = " +
-         v(p.output_queue_tlps) + ": no TLP could ever enter a ring");
-  check_link_credits(p, where, 0, "");
+    fail({"ring_bubble_tlps", "output_queue_tlps"},
+         "ring_bubble_tlps = " + v(p.ring_bubble_tlps) + " must be below output_queue_tlps = " +
+             v(p.output_queue_tlps) + ": no TLP could ever enter a ring");
+  // MPI_Init refuses a share that cannot hold the layer's own structures.
+  const uint64_t mpi_needs = mpi_fixed_bytes(p.mpi_eager_bytes) + kMpiMinStagingBytes;
+  if (p.mpi_host_bytes < static_cast<double>(mpi_needs))
+    fail({"mpi_host_bytes", "mpi_eager_bytes"},
+         "mpi_host_bytes = " + v(p.mpi_host_bytes) + " cannot hold the MPI layer's queues and " +
+             std::to_string(kMpiRecvSlots + kMpiSendSlots) + " eager buffers of mpi_eager_bytes = " +
+             v(p.mpi_eager_bytes) + " and 1 MiB of rendezvous staging: they need " +
+             std::to_string(mpi_needs) + " bytes");
+  if (const char* credit = credits_short_of(p, p.max_payload_bytes))
+    fail({credit, "max_payload_bytes"}, credits_reason(p, credit, p.max_payload_bytes, "max_payload_bytes"));
 }
 
-void check_link_credits(const Params& p, const std::string& file, int line, const std::string& what) {
+const char* credits_short_of(const Params& p, double mps) {
   // A TLP needing more data credits than the receiver advertises could never
   // be sent (0 = infinite).
   for (auto [credits, name] : {std::pair{p.rx_posted_data_credits, "rx_posted_data_credits"},
-                               std::pair{p.rx_cpl_data_credits, "rx_cpl_data_credits"}}) {
-    if (credits != 0 && credits * 16 < p.max_payload_bytes)
-      throw ConfigError(file, line,
-                        what + std::string(name) + " = " + format_param_value(credits) +
-                            " cannot hold one max_payload_bytes = " +
-                            format_param_value(p.max_payload_bytes) +
-                            " TLP (16 bytes per credit; 0 = infinite)");
-  }
+                               std::pair{p.rx_cpl_data_credits, "rx_cpl_data_credits"}})
+    if (credits != 0 && credits * 16 < mps) return name;
+  return nullptr;
+}
+
+std::string credits_reason(const Params& p, const char* credit, double mps, std::string_view mps_name) {
+  return std::string(credit) + " = " + format_param_value(p.*(find_param(credit)->field)) +
+         " cannot hold one " + std::string(mps_name) + " = " + format_param_value(mps) +
+         " TLP (16 bytes per credit; 0 = infinite)";
+}
+
+void check_link_credits(const Params& p, const std::string& file, int line, const std::string& what) {
+  if (const char* credit = credits_short_of(p, p.max_payload_bytes))
+    throw ConfigError(file, line, what + credits_reason(p, credit, p.max_payload_bytes, "max_payload_bytes"));
 }
 
 std::string read_config_file(const std::string& path, const char* what) {
@@ -232,6 +293,9 @@ std::string read_config_file(const std::string& path, const char* what) {
     if (i < text.size() && text[i] != '\n') continue;
     if (i - start > kMaxConfigLineBytes)
       throw ConfigError(path, line, "line longer than " + std::to_string(kMaxConfigLineBytes) + " characters");
+    // The readers stop at a NUL: what follows it would be dropped unseen.
+    if (std::memchr(text.data() + start, '\0', i - start))
+      throw ConfigError(path, line, "NUL byte in the line (not a text file?)");
     ++line;
     start = i + 1;
   }

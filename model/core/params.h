@@ -3,8 +3,10 @@
 // and the parameter-file reader.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -40,10 +42,25 @@ class ConfigError : public std::runtime_error {
 
 enum class ParamScope { Link, Chip, Host, Rank, Ib, Sr8000 };
 
+inline constexpr size_t kParamCount = 0
+#define P2_PARAM(name, def, min, max, unit, scope, meaning, source) +1
+#include "params.def"
+#undef P2_PARAM
+    ;
+
+// Where a value came from: the parameter file and line that set it (line 0:
+// the default, or set by code). A rule between parameters names the line that
+// set the last of them, where the user can change it.
+struct ParamOrigin {
+  std::string file;
+  int line = 0;
+};
+
 struct Params {
 #define P2_PARAM(name, def, min, max, unit, scope, meaning, source) double name = def;
 #include "params.def"
 #undef P2_PARAM
+  std::array<ParamOrigin, kParamCount> origin;  // param_table() order
 };
 
 struct ParamInfo {
@@ -57,6 +74,7 @@ struct ParamInfo {
   double Params::*field;
   bool integral;     // counts, bytes, cycles, credits: whole numbers only
   bool power_of_two; // MPS, MRRS, RCB, completion size
+  size_t index;      // in param_table() and Params::origin
 };
 
 const std::vector<ParamInfo>& param_table();
@@ -73,20 +91,36 @@ void set_param(Params& params, std::string_view name, std::string_view value,
                    ParamScope::Rank, ParamScope::Ib, ParamScope::Sr8000});
 
 // Reads a parameter file: one `name = value` per line, `#` starts a comment.
+// A parameter set twice in the file is refused, naming both lines; each value
+// keeps its line in params.origin.
 void load_params_file(Params& params, const std::string& path);
 
 // Checks one complete parameter set: every value in its range and the rules
 // between parameters that hold within a set (RCB <= host_cpl_bytes <= MPS,
-// powers of two, a CPU store fits one TLP, data credits hold one TLP).
-// Throws ConfigError naming `file` (the parameter file; "" for the defaults)
-// and the parameters. Rules that involve a topology: validate_config.
+// powers of two, a CPU store fits one TLP, data credits hold one TLP, the MPI
+// layer's memory holds its queues and eager buffers). Throws ConfigError
+// naming `file` (the parameter file; "" for the defaults), the line that set
+// the last of the parameters involved (param_rule_error) and the parameters.
+// Rules that involve a topology: validate_config.
 void check_params(const Params& params, const std::string& file);
+
+// The error for a rule between the parameters `names` that `params` breaks:
+// at the parameter-file line that set the last of them, or at `file:line`
+// (the parameter file as a whole, or the topology line that makes the rule
+// apply) when none was set in a file.
+ConfigError param_rule_error(const Params& params, std::initializer_list<std::string_view> names,
+                             const std::string& file, int line, const std::string& reason);
 
 // The rule of a link's parameter set that check_params applies: posted and
 // completion data credits (0 = infinite) hold one max_payload_bytes TLP.
 // Throws ConfigError(file, line, what + reason); `what` names the link.
 void check_link_credits(const Params& params, const std::string& file, int line,
                         const std::string& what);
+// The same rule for a TLP of `mps` bytes: the credit parameter that cannot
+// hold one (nullptr when both can), and the reason to give for it.
+const char* credits_short_of(const Params& params, double mps);
+std::string credits_reason(const Params& params, const char* credit, double mps,
+                           std::string_view mps_name);
 
 // The text of an input file: refuses what is not a regular file ("FILE: not
 // a regular file"), a file over kMaxConfigFileBytes and a line over

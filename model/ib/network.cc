@@ -92,29 +92,32 @@ IbNetwork::IbNetwork(const Topology& topo, int line, const Params& params,
     throw ConfigError(topo.file, line,
                       "device ib: " + std::to_string(n) + " nodes, but one switch per rail serves at most " +
                           std::to_string(IB_MAX_NODES));
-  // Rules between parameters that matter only with an HCA (so they are
-  // checked here, where the `device ib` line names the place).
+  // Rules between parameters that matter only with an HCA: checked here,
+  // where the `device ib` line makes them apply, and blamed on the
+  // parameter-file line that set the last parameter involved, if any.
   auto v = [](double x) { return format_param_value(x); };
+  auto fail = [&](std::initializer_list<std::string_view> names, const std::string& reason) {
+    throw param_rule_error(params, names, topo.file, line, "device ib: " + reason);
+  };
   if (config_.link.rx_credits < config_.link.blocks(config_.header_bytes + config_.reth_bytes +
                                                     config_.imm_bytes + config_.mtu))
-    throw ConfigError(topo.file, line, "device ib: ib_rx_buffer_bytes = " + v(params.ib_rx_buffer_bytes) +
-                                           " holds no packet of ib_mtu_bytes = " + v(params.ib_mtu_bytes) +
-                                           " with its headers");
+    fail({"ib_rx_buffer_bytes", "ib_mtu_bytes", "ib_credit_block_bytes", "ib_packet_header_bytes",
+          "ib_reth_bytes", "ib_imm_bytes"},
+         "ib_rx_buffer_bytes = " + v(params.ib_rx_buffer_bytes) + " holds no packet of ib_mtu_bytes = " +
+             v(params.ib_mtu_bytes) + " with its headers");
   if (params.read_completion_boundary > params.ib_host_cpl_bytes)
-    throw ConfigError(topo.file, line, "device ib: read_completion_boundary = " +
-                                           v(params.read_completion_boundary) + " exceeds ib_host_cpl_bytes = " +
-                                           v(params.ib_host_cpl_bytes) +
-                                           ": completions are whole multiples of the RCB");
+    fail({"read_completion_boundary", "ib_host_cpl_bytes"},
+         "read_completion_boundary = " + v(params.read_completion_boundary) +
+             " exceeds ib_host_cpl_bytes = " + v(params.ib_host_cpl_bytes) +
+             ": completions are whole multiples of the RCB");
   if (params.ib_host_cpl_bytes > params.ib_pcie_max_payload_bytes)
-    throw ConfigError(topo.file, line, "device ib: ib_host_cpl_bytes = " + v(params.ib_host_cpl_bytes) +
-                                           " exceeds ib_pcie_max_payload_bytes = " +
-                                           v(params.ib_pcie_max_payload_bytes) +
-                                           ": a completion carries at most the max payload");
-  {
-    Params slot_params = params;
-    slot_params.max_payload_bytes = params.ib_pcie_max_payload_bytes;
-    check_link_credits(slot_params, topo.file, line, "device ib, the HCA's slot: ");
-  }
+    fail({"ib_host_cpl_bytes", "ib_pcie_max_payload_bytes"},
+         "ib_host_cpl_bytes = " + v(params.ib_host_cpl_bytes) + " exceeds ib_pcie_max_payload_bytes = " +
+             v(params.ib_pcie_max_payload_bytes) + ": a completion carries at most the max payload");
+  if (const char* credit = credits_short_of(params, params.ib_pcie_max_payload_bytes))
+    fail({credit, "ib_pcie_max_payload_bytes"},
+         "the HCA's slot: " + credits_reason(params, credit, params.ib_pcie_max_payload_bytes,
+                                             "ib_pcie_max_payload_bytes"));
   for (unsigned r = 0; r < IB_PORTS; ++r)
     switches_.push_back(std::make_unique<IbSwitch>(("ib_switch" + std::to_string(r)).c_str(), n, config_));
   const LinkConfig slot = IbConfig::slot_link(params);

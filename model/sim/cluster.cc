@@ -99,14 +99,15 @@ void Cluster::enable_trace(const std::string& path) {
   }
 }
 
-void Cluster::finish_trace() {
-  if (!trace_) return;
+std::string Cluster::finish_trace() {
+  if (!trace_) return "";
   for (PcieLink* l : links()) {
     l->end_a().set_observer(nullptr);
     l->end_b().set_observer(nullptr);
   }
-  trace_->close();
+  std::string error = trace_->close();
   trace_.reset();
+  return error;
 }
 
 ClusterSummary Cluster::summary() const {

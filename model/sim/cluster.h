@@ -67,7 +67,8 @@ class Cluster {
   void write_stats_json(std::ostream& out, const ProcessStats* process = nullptr) const;
   // Records every TLP to a Chrome-trace / Perfetto JSON file.
   void enable_trace(const std::string& path);
-  void finish_trace();
+  // Closes the trace: "" when it was written whole, else why not.
+  std::string finish_trace();
 
  private:
   Topology topo_;

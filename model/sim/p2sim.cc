@@ -9,9 +9,11 @@
 //   p2sim --list-params [--params FILE]
 //
 // Exit status: 0 every rank finished; 2 a bad flag or input file (the message
-// names it, "file:line: reason"); 3 a deadlock (every rank's wait printed);
-// 128 + signal when stopped.
+// names it, "file:line: reason"), or a --stats or --trace file that could not
+// be written whole; 3 a deadlock (every rank's wait printed); 128 + signal
+// when stopped.
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cmath>
@@ -23,6 +25,7 @@
 #include <memory>
 #include <stdexcept>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,6 +76,7 @@ std::string parse_options(int argc, char** argv, Options& o) {
                         {"--map", &o.map},         {"--routing", &o.routing},
                         {"--params", &o.params},   {"--clock", &o.clock},
                         {"--trace", &o.trace},     {"--stats", &o.stats}};
+  std::set<std::string> given;
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
     if (arg == "--list-params") {
@@ -94,6 +98,8 @@ std::string parse_options(int argc, char** argv, Options& o) {
       if (i + 1 >= argc) return "flag '" + name + "' needs a value";
       value = argv[++i];
     }
+    // A second one would silently replace the first.
+    if (!given.insert(f->name).second) return "flag '" + name + "' is given twice";
     *f->value = value;
   }
   if (o.clock != "model" && o.clock != "cpu")
@@ -119,6 +125,29 @@ p2::ProcessStats process_stats(double started) {
   rusage ru{};
   if (getrusage(RUSAGE_SELF, &ru) == 0) p.peak_rss_kib = static_cast<uint64_t>(ru.ru_maxrss);
   return p;
+}
+
+// The --stats and --trace files once the job is over. A write that fails
+// there (a full disk, a file that takes no data) fails the job, which would
+// otherwise claim an output it does not have.
+int finish_outputs(p2::Cluster& cluster, std::ofstream& stats, const Options& opt,
+                   double started, int status) {
+  if (status == 0 && stats.is_open()) {
+    const p2::ProcessStats process = process_stats(started);
+    cluster.write_stats_json(stats, &process);
+    errno = 0;
+    stats.close();
+    if (!stats) {
+      std::cerr << "p2sim: --stats: writing '" << opt.stats << "' failed"
+                << (errno ? std::string(": ") + std::strerror(errno) : "") << "\n";
+      status = kConfigStatus;
+    }
+  }
+  if (std::string error = cluster.finish_trace(); !error.empty()) {
+    std::cerr << "p2sim: --trace: " << error << "\n";
+    if (status == 0) status = kConfigStatus;
+  }
+  return status;
 }
 
 // The job segment's end of the simulator's life: ranks and p2run stop waiting
@@ -343,15 +372,7 @@ int sc_main(int argc, char** argv) {
               << g_stop_sender << ") at simulated time " << when << ":\n";
     frontend.print_ranks(std::cerr);
   }
-  if (status == 0) {
-    if (stats.is_open()) {
-      const p2::ProcessStats process = process_stats(started);
-      cluster->write_stats_json(stats, &process);
-      stats.close();
-      if (!stats) std::cerr << "p2sim: --stats: writing '" << opt.stats << "' failed\n";
-    }
-  }
-  cluster->finish_trace();
+  status = finish_outputs(*cluster, stats, opt, started, status);
   job_end.end(status);
   std::cout.flush();
   std::cerr.flush();

@@ -43,10 +43,11 @@ Sr8000Config Sr8000Config::make(const Params& p, const Topology& topo, int line)
   c.rx_buffer_bytes = static_cast<uint64_t>(p.sr8000_rx_buffer_bytes);
   // A buffer that cannot hold one full packet would stop the link for good.
   if (c.rx_buffer_bytes < c.header_bytes + c.packet_bytes)
-    throw ConfigError(topo.file, line,
-                      "sr8000_rx_buffer_bytes = " + std::to_string(c.rx_buffer_bytes) +
-                          " cannot hold one packet of sr8000_packet_header_bytes + sr8000_packet_bytes = " +
-                          std::to_string(c.header_bytes + c.packet_bytes) + " bytes");
+    throw param_rule_error(
+        p, {"sr8000_rx_buffer_bytes", "sr8000_packet_header_bytes", "sr8000_packet_bytes"}, topo.file, line,
+        "sr8000_rx_buffer_bytes = " + std::to_string(c.rx_buffer_bytes) +
+            " cannot hold one packet of sr8000_packet_header_bytes + sr8000_packet_bytes = " +
+            std::to_string(c.header_bytes + c.packet_bytes) + " bytes");
   return c;
 }
 

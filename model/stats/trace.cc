@@ -19,7 +19,7 @@ const char* kind_name(const Tlp& t) {
 double us(sc_core::sc_time t) { return t.to_seconds() * 1e6; }
 }  // namespace
 
-TraceWriter::TraceWriter(const std::string& path) : out_(std::fopen(path.c_str(), "w")) {
+TraceWriter::TraceWriter(const std::string& path) : out_(std::fopen(path.c_str(), "w")), path_(path) {
   if (!out_)
     throw ConfigError("--trace", 0, "cannot write '" + path + "': " + std::strerror(errno));
   std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out_);
@@ -27,11 +27,16 @@ TraceWriter::TraceWriter(const std::string& path) : out_(std::fopen(path.c_str()
 
 TraceWriter::~TraceWriter() { close(); }
 
-void TraceWriter::close() {
-  if (!out_) return;
+std::string TraceWriter::close() {
+  if (!out_) return "";
   std::fputs("\n]}\n", out_);
-  std::fclose(out_);
+  const bool lost = std::ferror(out_) != 0;
+  errno = 0;
+  const bool closed = std::fclose(out_) == 0;
+  const int err = errno;
   out_ = nullptr;
+  if (!lost && closed) return "";
+  return "writing '" + path_ + "' failed" + (err ? std::string(": ") + std::strerror(err) : "");
 }
 
 int TraceWriter::track(const LinkPort& port) {

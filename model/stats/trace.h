@@ -15,13 +15,16 @@ struct TraceWriter : TlpObserver {
   ~TraceWriter() override;
   void on_tlp_sent(const LinkPort& from, const Tlp& tlp, sc_core::sc_time start,
                    sc_core::sc_time end) override;
-  void close();
+  // Ends the JSON and closes the file: "" when every byte was written, else
+  // why not (a full disk shows only here: the writes before are buffered).
+  std::string close();
 
  private:
   int track(const LinkPort& port);
   std::FILE* out_ = nullptr;
   std::map<const LinkPort*, int> tracks_;
   bool first_ = true;
+  std::string path_;
 };
 
 }  // namespace p2

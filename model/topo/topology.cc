@@ -55,6 +55,7 @@ class Builder {
   }
 
   bool has_nodes() const { return nodes_line_ >= 0; }
+  int crossbar_line() const { return topo_.xbar_line; }
   unsigned nodes() const { return topo_.nodes; }
   void set_name(const std::string& name) { topo_.name = name; }
 
@@ -266,8 +267,16 @@ class Parser {
       if (s.empty()) continue;
       directive(s);
     }
-    bool cabled = devices_.empty();
-    for (const TopoDevice& d : devices_) cabled |= d.kind == "peach2";
+    bool cabled = devices_.empty(), sr8000 = false;
+    for (const TopoDevice& d : devices_) {
+      cabled |= d.kind == "peach2";
+      sr8000 |= d.kind == "sr8000";
+    }
+    // Without the device the crossbars mean nothing, and the nodes would be
+    // checked for PEACH2 cables they were never meant to have.
+    if (b_.crossbar_line() && !sr8000)
+      b_.fail(b_.crossbar_line(), "'crossbar' joins SR8000 NIAs, but no 'device sr8000' line gives "
+                                  "the nodes one; add 'device sr8000'");
     Topology t = b_.finish(cabled);
     if (!devices_.empty()) t.devices = devices_;
     return t;
@@ -461,9 +470,37 @@ Topology load_topology(const std::string& path, const Params& base) {
   return parse_topology(read_config_file(path, "topology file"), path, base);
 }
 
+namespace {
+
+// tcaInit leaves the top mpi_host_bytes of each node's host memory to the MPI
+// layer whenever they lie below host_memory_bytes (lib/src/rt/rt_emu.c), and
+// the library's own part must keep its minimum (the p2_exchange mailbox and
+// the notification ring). With a `device ib` line MPI programs can run, and
+// MPI_Init needs the share: it must fit.
+void check_mpi_host_share(const Params& params, const std::string& params_file,
+                          const std::string& topo_file, const Topology& topo) {
+  const double host = params.host_memory_bytes, mpi = params.mpi_host_bytes;
+  const auto ib = std::find_if(topo.devices.begin(), topo.devices.end(),
+                               [](const TopoDevice& d) { return d.kind == "ib"; });
+  const bool needed = ib != topo.devices.end(), taken = mpi < host;
+  if (!(needed || taken) || host - mpi >= kMinMemoryBytes) return;
+  const std::string reason =
+      "mpi_host_bytes = " + format_param_value(mpi) + " leaves " +
+      (taken ? format_param_value(host - mpi) + " bytes" : "nothing") + " of host_memory_bytes = " +
+      format_param_value(host) + " to tcaMalloc, less than its minimum " + format_param_value(kMinMemoryBytes);
+  if (needed)
+    throw param_rule_error(params, {"mpi_host_bytes", "host_memory_bytes"}, topo_file, ib->line,
+                           "device ib: " + reason + " (the MPI layer takes the top mpi_host_bytes)");
+  throw param_rule_error(params, {"mpi_host_bytes", "host_memory_bytes"},
+                         params_file.empty() ? "parameters (defaults)" : params_file, 0, reason);
+}
+
+}  // namespace
+
 void validate_config(const Params& params, const std::string& params_file, const Topology& topo) {
   check_params(params, params_file);
   const std::string topo_file = topo.file.empty() ? "topology '" + topo.name + "'" : topo.file;
+  check_mpi_host_share(params, params_file, topo_file, topo);
   const std::string global_from = params_file.empty() ? "the default" : "from " + params_file;
   for (const TopoLink& l : topo.links) {
     const Params lp = topo.link_params(l, params);

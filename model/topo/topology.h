@@ -73,10 +73,12 @@ Topology load_topology(const std::string& path, const Params& base);
 Topology parse_topology(const std::string& text, const std::string& file, const Params& base);
 
 // The checks between parameters, once the parameter file (`params_file`, ""
-// for none) and the topology are loaded: check_params on `params`, and for
-// every cable its parameters with the overrides applied: data credits hold
-// one TLP, and max_payload_bytes not below the cluster-wide value the DMAC
-// splits by. Throws ConfigError naming the file, line and parameters.
+// for none) and the topology are loaded: check_params on `params`; the MPI
+// layer's share of host memory leaves tcaMalloc its minimum (and, with a
+// `device ib` line, fits below host_memory_bytes); and for every cable its
+// parameters with the overrides applied: data credits hold one TLP, and
+// max_payload_bytes not below the cluster-wide value the DMAC splits by.
+// Throws ConfigError naming the file, line and parameters.
 void validate_config(const Params& params, const std::string& params_file, const Topology& topo);
 
 // Tie-break policies for equal-length paths; see topologies/README.md.

@@ -36,14 +36,14 @@ expect_no_shm() {
 }
 
 # Nothing of job $PID may survive it: no /dev/shm/p2-$PID-* and no process
-# carrying its P2_JOB in the environment.
+# carrying its P2_JOB (/p2-$PID-<random hex>-job) in the environment.
 expect_clean() {
     local left
     left=$(ls /dev/shm 2>/dev/null | grep "^p2-$PID-")
     [ -z "$left" ] || fail "shared memory left behind: $left"
     sleep 0.2
     for env in /proc/[0-9]*/environ; do
-        if tr '\0' '\n' <"$env" 2>/dev/null | grep -qx "P2_JOB=/p2-$PID-job"; then
+        if tr '\0' '\n' <"$env" 2>/dev/null | grep -q "^P2_JOB=/p2-$PID-"; then
             fail "process left behind: $(dirname "$env") $(tr '\0' ' ' <"$(dirname "$env")/cmdline")"
         fi
     done
@@ -57,6 +57,20 @@ hostile() {
     expect_err "$2"
     expect_faster 10
     expect_clean
+}
+
+TOPOLOGIES=$(cd "$(dirname "$0")/../../topologies" && pwd)
+
+# refused ARGS... -- MESSAGE: p2run ARGS ends before any rank runs, with
+# status 2 and MESSAGE, leaving nothing behind.
+refused() {
+    local args=()
+    while [ "$1" != "--" ]; do args+=("$1"); shift; done
+    run -n 2 --timeout 20 "${args[@]}" -- "$BIN/emu_hello"
+    expect_rc 2
+    expect_err "$2"
+    [ -s "$TMP/out" ] && fail "ranks ran despite: $2"
+    expect_no_shm
 }
 
 case $CASE in
@@ -112,6 +126,208 @@ same_times_4_of_16)
     done
     [ "$(sort -u "$TMP/all" | wc -l)" -eq 2 ] ||
         fail "runs gave different simulated times: $(sort "$TMP/all" | uniq -c)"
+    expect_clean ;;
+param_rules)
+    # Issue 18: in-range values that broke the job only once it ran (MPI_Init
+    # said "mpi_host_bytes (0) is too small", or refused mpi_eager_bytes in
+    # every rank), a parameter set twice (the second line won silently) and a
+    # NUL byte in a value (read up to the NUL) are refused when the simulator
+    # loads them, naming the parameter file's line.
+    P=$TMP/p.params
+    printf 'mpi_eager_bytes = 1048576\n' >"$P"
+    refused --params "$P" -- "$P:1: mpi_host_bytes = 67108864 cannot hold the MPI layer's queues and 384 eager buffers of mpi_eager_bytes = 1048576 and 1 MiB of rendezvous staging: they need 403939328 bytes"
+    printf '# the MPI layer takes it all\nmpi_host_bytes = 1073741824\n' >"$P"
+    refused --params "$P" --topology "$TOPOLOGIES/hapacs-tca-2x8-ib.topo" -- \
+        "$P:2: device ib: mpi_host_bytes = 1073741824 leaves nothing of host_memory_bytes = 268435456 to tcaMalloc, less than its minimum 1048576"
+    printf 'host_memory_bytes = 67633152\n' >"$P"
+    refused --params "$P" -- "$P:1: mpi_host_bytes = 67108864 leaves 524288 bytes of host_memory_bytes = 67633152 to tcaMalloc"
+    printf 'link_latency_ns = 80\nchip_mhz = 200\nlink_latency_ns = 100\n' >"$P"
+    refused --params "$P" -- "$P:3: parameter 'link_latency_ns' is already set on line 1"
+    printf 'chip_mhz = 200\nlink_latency_ns = 12\0000\n' >"$P"
+    refused --params "$P" -- "$P:2: NUL byte in the line"
+    expect_clean
+    # The rule is MPI_Init's own: at the least share it accepts, MPI starts.
+    [ -x "$BIN/emu_mpi" ] || { echo "SKIP (MPI half): no MPI"; echo "PASS [$CASE]"; exit 0; }
+    printf 'mpi_eager_bytes = 1048576\nmpi_host_bytes = 403939328\nhost_memory_bytes = 1073741824\n' >"$P"
+    run -n 2 --timeout 60 --params "$P" -- "$BIN/emu_mpi"
+    expect_rc 0
+    expect_out "rank 1: word arrived at"
+    expect_clean ;;
+zero_costs)
+    # Issue 18 reported a false deadlock ("every rank waits and nothing is in
+    # flight") of a plain handle exchange with pio_store_ns = 0 or
+    # lib_call_ns = 0, both in range. The exchange must finish, every byte
+    # right, whichever costs nothing.
+    EXCHANGE=$BIN/../workloads/exchange_check
+    for text in 'pio_store_ns = 0' 'lib_call_ns = 0' 'pio_store_ns = 0\nlib_call_ns = 0'; do
+        printf "$text\n" >"$TMP/zero.params"
+        run -n 4 --timeout 60 --params "$TMP/zero.params" -- "$EXCHANGE"
+        expect_rc 0
+        expect_out "rank 3 of 4: 40 exchanges, 0 wrong bytes"
+        expect_clean
+    done ;;
+device_rules)
+    # Issue 18: a rule between IB or SR8000 parameters broken by the
+    # parameter file blamed the shipped topology's `device` line; a crossbar
+    # without its device said "node 1 is not connected".
+    P=$TMP/p.params
+    printf 'ib_host_cpl_bytes = 512\n' >"$P"
+    refused --params "$P" --topology "$TOPOLOGIES/hapacs-tca-2x8-ib.topo" -- \
+        "$P:1: device ib: ib_host_cpl_bytes = 512 exceeds ib_pcie_max_payload_bytes = 256"
+    grep -qF "hapacs-tca-2x8-ib.topo" "$TMP/err" && fail "blames the topology file"
+    printf '# bigger packets\nsr8000_packet_bytes = 65536\n' >"$P"
+    refused --params "$P" --topology "$TOPOLOGIES/sr8000-8.topo" -- \
+        "$P:2: sr8000_rx_buffer_bytes = 16384 cannot hold one packet"
+    printf 'name no device\ncrossbar 2 2\n' >"$TMP/x.topo"
+    refused --topology "$TMP/x.topo" -- "$TMP/x.topo:2: 'crossbar' joins SR8000 NIAs, but no 'device sr8000' line"
+    grep -qF "not connected" "$TMP/err" && fail "says a node is not connected"
+    expect_clean ;;
+flag_repeats)
+    # Issue 18: a repeated flag silently dropped the first value; an empty
+    # one was ignored.
+    printf 'chip_mhz = 200\n' >"$TMP/a.params"
+    printf 'chip_mhz = 100\n' >"$TMP/b.params"
+    refused --params "$TMP/a.params" --params "$TMP/b.params" -- "flag '--params' is given twice"
+    refused --map "$TOPOLOGIES/identity-16.map" --map="$TOPOLOGIES/identity-16.map" -- "flag '--map' is given twice"
+    refused --topology "$TOPOLOGIES/tcamini-ring8.topo" --topology "$TOPOLOGIES/hapacs-tca-2x8.topo" -- \
+        "flag '--topology' is given twice"
+    refused -n 2 -- "flag '-n' is given twice"
+    refused --stats "" -- "flag '--stats' needs a value, not an empty one"
+    refused --trace= -- "flag '--trace' needs a value, not an empty one"
+    expect_clean ;;
+output_clashes)
+    # Issue 18: --stats and --trace naming one file made invalid JSON;
+    # --stats naming the program truncated it to nothing. Any output that is
+    # the other output, an input, the program, p2run or the simulator is
+    # refused before anything starts (by device and inode when it exists).
+    # Copies only: a p2run that does overwrite them harms nothing else.
+    cp "$BIN/emu_hello" "$TMP/prog"
+    cp "$P2RUN" "$TMP/p2run"
+    cp "$(dirname "$P2RUN")/../model/sim/p2sim" "$TMP/p2sim"
+    mkdir "$TMP/topologies"
+    cp "$TOPOLOGIES/hapacs-tca-2x8.topo" "$TMP/topologies/"
+    export P2_SIM=$TMP/p2sim P2_TOPOLOGY_DIR=$TMP/topologies
+    P2RUN=$TMP/p2run
+    printf 'chip_mhz = 250\n' >"$TMP/p.params"
+    ln -s "$TMP/prog" "$TMP/prog-link"
+    prog_refused() {
+        run -n 2 --timeout 20 "$@" -- "$TMP/prog"
+        expect_rc 2
+        [ -s "$TMP/out" ] && fail "ranks ran despite: $*"
+        expect_no_shm
+    }
+    prog_refused --stats "$TMP/same.json" --trace "$TMP/./same.json"
+    expect_err "p2run: --stats and --trace name the same file"
+    [ -e "$TMP/same.json" ] && fail "created the clashing output"
+    prog_refused --stats "$TMP/prog-link"
+    expect_err "p2run: --stats: '$TMP/prog-link' is the program"
+    prog_refused --trace "$TMP/p2run"
+    expect_err "p2run: --trace: '$TMP/p2run' is p2run itself"
+    prog_refused --stats "$TMP/p2sim"
+    expect_err "p2run: --stats: '$TMP/p2sim' is the simulator"
+    prog_refused --params "$TMP/p.params" --trace "$TMP/p.params"
+    expect_err "p2run: --trace: '$TMP/p.params' is the --params file"
+    cp "$TOPOLOGIES/hapacs-tca-2x8.topo" "$TMP/t.topo"
+    prog_refused --topology "$TMP/t.topo" --stats "$TMP/t.topo"
+    expect_err "is the --topology file"
+    prog_refused --stats "$TMP/topologies/hapacs-tca-2x8.topo"  # the default one
+    expect_err "is the --topology file"
+    cmp -s "$TMP/prog" "$BIN/emu_hello" || fail "the program was changed"
+    [ -s "$TMP/p2sim" ] && [ -s "$TMP/p2run" ] && grep -q chip_mhz "$TMP/p.params" &&
+        cmp -s "$TMP/t.topo" "$TOPOLOGIES/hapacs-tca-2x8.topo" ||
+        fail "an input or p2run's own file was overwritten"
+    # Distinct files still work.
+    run -n 2 --timeout 20 --stats "$TMP/s.json" --trace "$TMP/t.json" -- "$TMP/prog"
+    expect_rc 0
+    python3 -c "import json,sys; [json.load(open(f)) for f in sys.argv[1:]]" "$TMP/s.json" "$TMP/t.json" ||
+        fail "--stats or --trace is not valid JSON"
+    expect_clean ;;
+output_errors)
+    # Issue 18: a --trace or --stats file that cannot be written at the end
+    # (a full disk) ended the job with status 0, with no word for --trace.
+    for flag in --trace --stats; do
+        run -n 2 --timeout 20 $flag /dev/full -- "$BIN/emu_hello"
+        expect_rc 2
+        expect_err "p2sim: $flag: writing '/dev/full' failed: No space left on device"
+        expect_out "rank 1 of 2"
+        expect_clean
+    done
+    run -n 2 --timeout 20 --stats /proc/version -- "$BIN/emu_hello"
+    [ "$RC" -ne 0 ] || fail "status 0 although /proc/version took no statistics"
+    expect_err "/proc/version"
+    expect_clean ;;
+sim_false)
+    # Issue 18: a simulator that ends at once without a word (a wrong P2_SIM)
+    # left the job silent.
+    P2_SIM=/bin/false run -n 2 --timeout 20 -- "$BIN/emu_hello"
+    expect_rc 1
+    expect_err "p2run: the simulator /bin/false (pid "
+    expect_err ") exited with status 1 before it was ready"
+    expect_clean ;;
+shm_names)
+    # Issue 18: shm names were /p2-<pid>-..., so anyone could create them
+    # first and block every job ("File exists"); p2run even removed such an
+    # object when it could. Names carry 64 random bits now: objects made under
+    # the predictable names neither block the job nor are touched by it.
+    sh -c 'for o in job n0-host n0-gpu n1-host; do : >"/dev/shm/p2-$$-$o"; done
+           exec "$0" -n 2 --timeout 20 -- /usr/bin/printenv P2_JOB' "$P2RUN" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    wait $PID
+    RC=$?
+    expect_rc 0
+    for o in job n0-host n0-gpu n1-host; do
+        [ -e "/dev/shm/p2-$PID-$o" ] || fail "p2run removed another user's object p2-$PID-$o"
+        rm -f "/dev/shm/p2-$PID-$o"
+    done
+    grep -qx "/p2-$PID-[0-9a-f]\{16\}-job" "$TMP/out" || fail "job name not /p2-$PID-<16 hex>-job"
+    [ "$(sort -u "$TMP/out" | wc -l)" -eq 1 ] || fail "ranks saw different job names"
+    cp "$TMP/out" "$TMP/first"
+    run -n 1 --timeout 20 -- /usr/bin/printenv P2_JOB
+    expect_rc 0
+    sed "s/^\/p2-[0-9]*-//" "$TMP/first" >"$TMP/a"
+    sed "s/^\/p2-[0-9]*-//" "$TMP/out" >"$TMP/b"
+    cmp -s "$TMP/a" "$TMP/b" && fail "two jobs drew the same random name"
+    expect_clean
+    # A name that exists already is someone else's: p2run draws another.
+    FIXED=0123456789abcdef
+    LD_PRELOAD=$BIN/libp2_fixed_random.so P2_FIXED_RANDOM=$FIXED \
+        sh -c ': >"/dev/shm/p2-$$-'$FIXED'-job"; exec "$0" -n 1 --timeout 20 -- /usr/bin/printenv P2_JOB' \
+        "$P2RUN" >"$TMP/out" 2>"$TMP/err" &
+    PID=$!
+    wait $PID
+    RC=$?
+    [ -e "/dev/shm/p2-$PID-$FIXED-job" ] || fail "p2run removed another user's p2-$PID-$FIXED-job"
+    rm -f "/dev/shm/p2-$PID-$FIXED-job"
+    expect_rc 0
+    grep -qx "/p2-$PID-[0-9a-f]\{16\}-job" "$TMP/out" || fail "job name not /p2-$PID-<16 hex>-job"
+    grep -q "$FIXED" "$TMP/out" && fail "p2run used a name that existed"
+    expect_clean ;;
+grandchild)
+    # Issue 18: a process a rank forked outlived the job. Each rank runs in a
+    # process group of its own, which the job ends whole (SIGTERM, then
+    # SIGKILL for one that ignores it); expect_clean finds any process left
+    # with the job's P2_JOB.
+    run -n 2 --timeout 20 -- /bin/sh -c '(trap "" TERM; exec sleep 300) & sleep 300 & exit 0'
+    expect_rc 0
+    expect_faster 10
+    expect_clean
+    # A rank that forked and then failed: the job ends with its status.
+    run -n 2 --timeout 20 -- /bin/sh -c 'sleep 300 & exec "$0"' "$BIN/emu_crash"
+    expect_rc 7
+    expect_clean ;;
+leaks)
+    # Issue 18: p2run leaked its rank table on every run. p2run built with
+    # AddressSanitizer (p2run_asan) must exit without LeakSanitizer's report,
+    # whichever way the job ends.
+    [ -x "$BIN/p2run_asan" ] || { echo "SKIP: no AddressSanitizer"; exit 0; }
+    P2RUN=$BIN/p2run_asan
+    export ASAN_OPTIONS=detect_leaks=1:exitcode=99 P2_SIM=$(dirname "$2")/../model/sim/p2sim
+    run -n 2 --timeout 20 --topology "$TOPOLOGIES/hapacs-tca-2x8.topo" -- "$BIN/emu_hello"
+    expect_rc 0
+    grep -q "LeakSanitizer" "$TMP/err" && fail "p2run leaks"
+    run -n 2 --timeout 20 --topology "$TOPOLOGIES/hapacs-tca-2x8.topo" -- "$BIN/emu_crash" exit7
+    expect_rc 7
+    grep -q "LeakSanitizer" "$TMP/err" && fail "p2run leaks"
     expect_clean ;;
 hello)
     run -n 2 --timeout 20 -- "$BIN/emu_hello"
@@ -223,7 +439,7 @@ tlp_framing_bytes = 1e9\n|:1: tlp_framing_bytes = 1e9: must be in [0, 64]
 link_latency_ns = 1e18\n|:1: link_latency_ns = 1e18: must be in [0, 1000000]
 host_memory_bytes = 34359738368\n|:1: host_memory_bytes = 34359738368: must be in [1048576, 17179869184]
 max_payload_bytes = 0\n|:1: max_payload_bytes = 0: must be in [128, 4096]
-read_completion_boundary = 128\nhost_cpl_bytes = 64\n|: read_completion_boundary = 128 exceeds host_cpl_bytes = 64
+read_completion_boundary = 128\nhost_cpl_bytes = 64\n|:2: read_completion_boundary = 128 exceeds host_cpl_bytes = 64
 CASES
     # A per-link override: the topology file and line are named.
     printf 'ring 4\nset 1.E pcie_lanes=4294967296\n' >"$TMP/bad.topo"

@@ -2,6 +2,11 @@
 // and the calibration figures (8 B latency, dual-rail bandwidth).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+
+#include <unistd.h>
+
 #include "harness.h"
 
 namespace p2::test {
@@ -298,6 +303,30 @@ TEST(IbConfig, RulesRefusedAtTheDeviceLine) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Issue 18: a rule broken by a value from the parameter file names that file's
+// line, not the topology's `device ib` line (which the user did not write).
+TEST(IbConfig, RulesBlameTheParameterFileLine) {
+  char dir[] = "/tmp/p2ibrules-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string params_file = std::string(dir) + "/p.params", topo_file = std::string(dir) + "/t.topo";
+  std::ofstream(params_file) << "# a bigger completion\nib_host_cpl_bytes = 512\n";
+  std::ofstream(topo_file) << "ring 2\ndevice peach2\ndevice ib\n";
+  Params p;
+  load_params_file(p, params_file);
+  Topology t = load_topology(topo_file, p);
+  std::string what;
+  try {
+    Cluster c(t, p, RoutingPolicy::RingFirst);
+  } catch (const ConfigError& e) {
+    what = e.what();
+  }
+  std::remove(params_file.c_str());
+  std::remove(topo_file.c_str());
+  rmdir(dir);
+  EXPECT_EQ(what, params_file + ":2: device ib: ib_host_cpl_bytes = 512 exceeds ib_pcie_max_payload_bytes = 256: "
+                                "a completion carries at most the max payload");
 }
 
 // Model figures beyond the calibrated two, for the MPI layer (not pinned).

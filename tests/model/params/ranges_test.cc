@@ -187,7 +187,8 @@ TEST(ParamChecks, CompletionSizesNest) {
   EXPECT_EQ(check_error(p),
             "x.params: host_cpl_bytes = 512 exceeds max_payload_bytes = 256: a completion is a TLP "
             "and carries at most the max payload");
-  // The same from a file: the message names the file as a whole.
+  // The same from a file: the message names the line that set the last of
+  // the two (it used to name the file as a whole).
   EXPECT_EQ(params_error("max_payload_bytes = 128\n"), "");
   TempDir d;
   std::string path = d.file("q.params", "max_payload_bytes = 128\nhost_cpl_bytes = 256\n");
@@ -197,8 +198,8 @@ TEST(ParamChecks, CompletionSizesNest) {
     check_params(q, path);
     ADD_FAILURE() << "accepted";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(e.line(), 0);
-    EXPECT_EQ(std::string(e.what()), path + ": host_cpl_bytes = 256 exceeds max_payload_bytes = 128: a "
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(std::string(e.what()), path + ":2: host_cpl_bytes = 256 exceeds max_payload_bytes = 128: a "
                                             "completion is a TLP and carries at most the max payload");
   }
 }
@@ -271,10 +272,87 @@ TEST(ParamChecks, CableCreditsHoldOneTlp) {
   EXPECT_EQ(topo_error("nodes 2\nlink 0.E 1.W rx_posted_data_credits=128\nset 0.E max_payload_bytes=4096 "
                        "rx_posted_data_credits=0\n"),
             "");
-  // The parameter file's own rules are checked too, naming it.
+  // The parameter file's own rules are checked too, naming its line.
   EXPECT_EQ(topo_error("ring 2\n", "host_cpl_bytes = 512\n"),
-            "P: host_cpl_bytes = 512 exceeds max_payload_bytes = 256: a completion is a TLP and carries at "
+            "P:1: host_cpl_bytes = 512 exceeds max_payload_bytes = 256: a completion is a TLP and carries at "
             "most the max payload");
+}
+
+// The message of loading and checking `text` as a parameter file, without
+// the file name.
+std::string checked_error(const std::string& text) {
+  TempDir d;
+  std::string path = d.file("c.params", text);
+  Params p;
+  try {
+    load_params_file(p, path);
+    check_params(p, path);
+  } catch (const ConfigError& e) {
+    return std::string(e.what()).substr(path.size());
+  }
+  return "";
+}
+
+// Issue 18: a rule between parameters names the line that set the last of
+// them (it used to name the file as a whole).
+TEST(ParamChecks, RulesNameTheLineToChange) {
+  EXPECT_EQ(checked_error("read_completion_boundary = 128\n# x\nmax_payload_bytes = 128\nhost_cpl_bytes = 64\n"),
+            ":4: read_completion_boundary = 128 exceeds host_cpl_bytes = 64: completions are whole "
+            "multiples of the RCB");
+  EXPECT_EQ(checked_error("output_queue_tlps = 1\n"),
+            ":1: ring_bubble_tlps = 1 must be below output_queue_tlps = 1: no TLP could ever enter a ring");
+  EXPECT_EQ(checked_error("rx_posted_data_credits = 8\n"),
+            ":1: rx_posted_data_credits = 8 cannot hold one max_payload_bytes = 256 TLP (16 bytes per "
+            "credit; 0 = infinite)");
+}
+
+// A second line for a parameter used to win silently; a NUL byte used to
+// end the value unseen ("12\0x" read as 12).
+TEST(ParamChecks, RepeatedParametersAndNulBytesAreRefused) {
+  EXPECT_EQ(params_error("link_latency_ns = 1\n# again\nlink_latency_ns = 2\n"),
+            ":3: parameter 'link_latency_ns' is already set on line 1");
+  EXPECT_EQ(params_error(std::string("chip_mhz = 100\nlink_latency_ns = 12\0x\n", 38)),
+            ":2: NUL byte in the line (not a text file?)");
+  EXPECT_EQ(params_error(std::string("link_latency_ns = 12 # \0\n", 25)),
+            ":1: NUL byte in the line (not a text file?)");
+  EXPECT_EQ(topo_error(std::string("ring 4\0\n", 8)), "T:1: NUL byte in the line (not a text file?)");
+}
+
+// MPI_Init's own rules (mpi/p2mpi.c), checked at load instead of in every
+// rank once the job runs: the layer's share of host memory holds its queues,
+// 384 eager buffers and 1 MiB of staging.
+TEST(ParamChecks, MpiShareHoldsTheLayer) {
+  EXPECT_EQ(checked_error("mpi_eager_bytes = 1048576\n"),
+            ":1: mpi_host_bytes = 67108864 cannot hold the MPI layer's queues and 384 eager buffers of "
+            "mpi_eager_bytes = 1048576 and 1 MiB of rendezvous staging: they need 403939328 bytes");
+  EXPECT_EQ(checked_error("mpi_eager_bytes = 1048576\nmpi_host_bytes = 403939328\n"), "");
+  EXPECT_EQ(checked_error("mpi_eager_bytes = 1048576\nmpi_host_bytes = 403939264\n"),
+            ":2: mpi_host_bytes = 403939264 cannot hold the MPI layer's queues and 384 eager buffers of "
+            "mpi_eager_bytes = 1048576 and 1 MiB of rendezvous staging: they need 403939328 bytes");
+  EXPECT_EQ(checked_error("mpi_eager_bytes = 0\nmpi_host_bytes = 1048576\n"),
+            ":2: mpi_host_bytes = 1048576 cannot hold the MPI layer's queues and 384 eager buffers of "
+            "mpi_eager_bytes = 0 and 1 MiB of rendezvous staging: they need 1286144 bytes");
+}
+
+// The share comes off the top of host memory: with `device ib` (MPI can run)
+// it must fit; without, it is taken only when it fits, and tcaMalloc keeps
+// its minimum either way.
+TEST(ParamChecks, MpiShareFitsHostMemory) {
+  const std::string ib = "torus 2 8\ndevice peach2\ndevice ib\n";
+  EXPECT_EQ(topo_error(ib, "mpi_host_bytes = 1073741824\n"),
+            "P:1: device ib: mpi_host_bytes = 1073741824 leaves nothing of host_memory_bytes = 268435456 "
+            "to tcaMalloc, less than its minimum 1048576 (the MPI layer takes the top mpi_host_bytes)");
+  EXPECT_EQ(topo_error(ib, "mpi_host_bytes = 1073741824\nhost_memory_bytes = 1074790400\n"), "");
+  EXPECT_EQ(topo_error(ib, "host_memory_bytes = 67108864\n"),
+            "P:1: device ib: mpi_host_bytes = 67108864 leaves nothing of host_memory_bytes = 67108864 to "
+            "tcaMalloc, less than its minimum 1048576 (the MPI layer takes the top mpi_host_bytes)");
+  // Defaults alone never break it; a TCA-only cluster lends MPI nothing.
+  EXPECT_EQ(topo_error(ib), "");
+  EXPECT_EQ(topo_error("ring 2\n", "mpi_host_bytes = 1073741824\n"), "");
+  EXPECT_EQ(topo_error("ring 2\n", "host_memory_bytes = 1048576\n"), "");
+  EXPECT_EQ(topo_error("ring 2\n", "host_memory_bytes = 67633152\n"),
+            "P:1: mpi_host_bytes = 67108864 leaves 524288 bytes of host_memory_bytes = 67633152 to "
+            "tcaMalloc, less than its minimum 1048576");
 }
 
 TEST(ParamChecks, ShippedFilesPassTheChecks) {

@@ -3,11 +3,14 @@
 // hardware barrier (flat in the node count, refused outside the published
 // conditions) and hardware broadcast (every member, refused where a member's
 // offset or room differs), and TCWs the NIA refuses.
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <systemc>
 
 #include "sim/cluster.h"
@@ -495,6 +498,28 @@ TEST(Sr8000, RefusedTransfersMoveNothing) {
   EXPECT_EQ(flag_after, 0u);
   EXPECT_EQ(errors, 1u);
   EXPECT_TRUE(untouched);
+}
+
+// Issue 18: a rule broken by the parameter file names its line, not the
+// topology's `device sr8000` line.
+TEST(Sr8000, RulesBlameTheParameterFileLine) {
+  char path[] = "/tmp/p2sr8000-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << "sr8000_link_mbps = 2000\nsr8000_packet_bytes = 65536\n";
+  Params p;
+  load_params_file(p, path);
+  Topology topo = parse_topology("name x\ndevice sr8000\ncrossbar 8 1\n", "t.topo", p);
+  std::string what;
+  try {
+    Cluster c(topo, p, RoutingPolicy::RingFirst);
+  } catch (const ConfigError& e) {
+    what = e.what();
+  }
+  std::remove(path);
+  EXPECT_EQ(what, std::string(path) + ":2: sr8000_rx_buffer_bytes = 16384 cannot hold one packet of "
+                                      "sr8000_packet_header_bytes + sr8000_packet_bytes = 65568 bytes");
 }
 
 TEST(Sr8000, ShapeMustFitTheMachine) {

@@ -291,6 +291,14 @@ const BadCase kBad[] = {
     {"disconnected node", "nodes 6\nlink 0.E 1.W\nlink 1.E 2.W\nlink 2.E 3.W\nlink 3.E 4.W\n",
      "t.topo: node 5 is not connected to node 0"},
     {"disconnected island", "nodes 4\nlink 0.E 1.W\nlink 2.E 3.W\n", "t.topo: node 2 is not connected to node 0"},
+    // Issue 18: said "node 1 is not connected to node 0" (the PEACH2 cabling
+    // check) instead of what is missing.
+    {"crossbar without its device", "crossbar 2 2\n",
+     "t.topo:1: 'crossbar' joins SR8000 NIAs, but no 'device sr8000' line gives the nodes one; add "
+     "'device sr8000'"},
+    {"crossbar with another device", "device peach2\nring 4\ncrossbar 2 2\n",
+     "t.topo:3: 'crossbar' joins SR8000 NIAs, but no 'device sr8000' line gives the nodes one; add "
+     "'device sr8000'"},
     {"unknown parameter", "nodes 2\nlink 0.E 1.W bogus=1\n", "t.topo:2: unknown parameter 'bogus'"},
     {"chip parameter", "nodes 2\nlink 0.E 1.W chip_mhz=100\n",
      "t.topo:2: parameter 'chip_mhz' is a chip parameter and cannot be set here"},
