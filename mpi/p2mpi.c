@@ -547,13 +547,15 @@ static int matches(const pm_req *r, const pm_hdr *h)
 {
     if (r->ctx != h->ctx)
         return 0;
-    if (r->tag != MPI_ANY_TAG && r->tag != h->tag)
+    if (!r->coll && r->tag != MPI_ANY_TAG && r->tag != h->tag)
         return 0;
     return r->peer == MPI_ANY_SOURCE || r->comm->world[r->peer] == h->src;
 }
 
 static void set_status(pm_req *r, const pm_hdr *h)
 {
+    if (r->coll && h->tag != r->tag)
+        pm_coll_tag_mismatch(r->tag, h->tag, h->src);
     r->status.MPI_SOURCE = pm_comm_rank_of(r->comm, h->src);
     r->status.MPI_TAG = h->tag;
     r->status.MPI_ERROR = MPI_SUCCESS;

@@ -55,6 +55,16 @@ int pm_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int 
                 int rcount, MPI_Datatype rtype, int src, int rtag, pm_comm *c, int coll,
                 MPI_Status *st);
 
+/* The tags of collective messages say which call sent them: PM_TAG_BCAST of
+ * its root for MPI_Bcast, PM_TAG_COLL for the others. A collective receive
+ * matches by source alone (the calls on a communicator are ordered), then a
+ * tag other than its own means the ranks' calls differ:
+ * pm_coll_tag_mismatch ends the job naming both (the header carries the tag
+ * anyway: no cost). */
+#define PM_TAG_COLL 0
+#define PM_TAG_BCAST(root) (1 + (root))
+_Noreturn void pm_coll_tag_mismatch(int want, int got, int src_world);
+
 /* Marks the start of an MPI call: its name for messages and the deadlock
  * diagnosis, and the layer's per-call cost. pm_leave ends it. */
 void pm_enter(const char *call);

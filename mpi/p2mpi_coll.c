@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TAG 0 /* collectives are ordered per communicator: one tag is enough */
+#define TAG PM_TAG_COLL /* collectives are ordered per communicator (MPI_Bcast's differ) */
 #define ALLTOALL_SHORT 32768
 
 static void *xmalloc(size_t n)
@@ -125,19 +125,45 @@ static void c_reduce_local(const void *in, void *inout, int count, MPI_Datatype 
     PMPI_Reduce_local(in, inout, count, t, op);
 }
 
-/* Moves bytes on the collective context. */
+/* Moves bytes on the collective context; the _t forms with a tag other than TAG. */
+static void bsend_t(const void *b, size_t n, int dest, int tag, pm_comm *c)
+{
+    c_send(b, (int)n, MPI_BYTE, dest, tag, c, 1);
+}
+static void brecv_t(void *b, size_t n, int src, int tag, pm_comm *c)
+{
+    c_recv(b, (int)n, MPI_BYTE, src, tag, c, 1, MPI_STATUS_IGNORE);
+}
+static void bsendrecv_t(const void *s, size_t sn, int dest, void *r, size_t rn, int src, int tag,
+                        pm_comm *c)
+{
+    c_sendrecv(s, (int)sn, MPI_BYTE, dest, tag, r, (int)rn, MPI_BYTE, src, tag, c, 1,
+               MPI_STATUS_IGNORE);
+}
 static void bsend(const void *b, size_t n, int dest, pm_comm *c)
 {
-    c_send(b, (int)n, MPI_BYTE, dest, TAG, c, 1);
+    bsend_t(b, n, dest, TAG, c);
 }
 static void brecv(void *b, size_t n, int src, pm_comm *c)
 {
-    c_recv(b, (int)n, MPI_BYTE, src, TAG, c, 1, MPI_STATUS_IGNORE);
+    brecv_t(b, n, src, TAG, c);
 }
 static void bsendrecv(const void *s, size_t sn, int dest, void *r, size_t rn, int src, pm_comm *c)
 {
-    c_sendrecv(s, (int)sn, MPI_BYTE, dest, TAG, r, (int)rn, MPI_BYTE, src, TAG, c, 1,
-               MPI_STATUS_IGNORE);
+    bsendrecv_t(s, sn, dest, r, rn, src, TAG, c);
+}
+
+_Noreturn void pm_coll_tag_mismatch(int want, int got, int src_world)
+{
+    if (want != TAG && got != TAG)
+        pm_fatal("the ranks' roots differ: %d here, %d at rank %d (MPI_ERR_ROOT)",
+                 want - PM_TAG_BCAST(0), got - PM_TAG_BCAST(0), src_world);
+    if (got != TAG)
+        pm_fatal("a message of rank %d's MPI_Bcast (root %d) arrived: the ranks' collective "
+                 "calls differ (roots that differ between ranks in an earlier MPI_Bcast?)",
+                 src_world, got - PM_TAG_BCAST(0));
+    pm_fatal("rank %d's message is not of an MPI_Bcast: the ranks' collective calls differ",
+             src_world);
 }
 
 /* count elements of t at buf as n packed bytes (local work, uncharged: it
@@ -190,14 +216,14 @@ static void bcast_binomial(char *b, size_t n, int root, pm_comm *c)
     int p = c->size, rel = (c->rank - root + p) % p, mask = 1;
     while (mask < p) {
         if (rel & mask) {
-            brecv(b, n, (c->rank - mask + p) % p, c);
+            brecv_t(b, n, (c->rank - mask + p) % p, PM_TAG_BCAST(root), c);
             break;
         }
         mask <<= 1;
     }
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (rel + mask < p)
-            bsend(b, n, (c->rank + mask) % p, c);
+            bsend_t(b, n, (c->rank + mask) % p, PM_TAG_BCAST(root), c);
 }
 
 /* van de Geijn: the root scatters n/p pieces down a binomial tree, then a
@@ -214,7 +240,7 @@ static void bcast_scatter_ring(char *b, size_t n, int root, pm_comm *c)
         if (rel & mask) {
             int src = (c->rank - mask + p) % p;
             int span = mask < p - rel ? mask : p - rel;
-            brecv(b + LO(rel), HI(rel, span) - LO(rel), src, c);
+            brecv_t(b + LO(rel), HI(rel, span) - LO(rel), src, PM_TAG_BCAST(root), c);
             break;
         }
         mask <<= 1;
@@ -223,13 +249,15 @@ static void bcast_scatter_ring(char *b, size_t n, int root, pm_comm *c)
         if (rel + mask < p) {
             int child = rel + mask;
             int span = mask < p - child ? mask : p - child;
-            bsend(b + LO(child), HI(child, span) - LO(child), (c->rank + mask) % p, c);
+            bsend_t(b + LO(child), HI(child, span) - LO(child), (c->rank + mask) % p,
+                    PM_TAG_BCAST(root), c);
         }
     /* ring allgather of the pieces, in relative ranks */
     int left = (c->rank - 1 + p) % p, right = (c->rank + 1) % p;
     for (int i = 0; i < p - 1; i++) {
         int sp = (rel - i + p) % p, rp = (rel - i - 1 + p) % p;
-        bsendrecv(b + LO(sp), HI(sp, 1) - LO(sp), right, b + LO(rp), HI(rp, 1) - LO(rp), left, c);
+        bsendrecv_t(b + LO(sp), HI(sp, 1) - LO(sp), right, b + LO(rp), HI(rp, 1) - LO(rp), left,
+                    PM_TAG_BCAST(root), c);
     }
 #undef LO
 #undef HI

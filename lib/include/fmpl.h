@@ -41,7 +41,8 @@ enum {
     FMPL_ERR_NOT_INIT = -1,      /* fmpl_init has not run (or fmpl_finalize has) */
     FMPL_ERR_INIT = -2,          /* fmpl_init called twice */
     FMPL_ERR_NO_DEVICE = -3,     /* no SR8000 NIA: not under p2run, or the topology has none */
-    FMPL_ERR_ARG = -4,           /* a NULL pointer, a negative size or count */
+    FMPL_ERR_ARG = -4,           /* a NULL pointer, a negative size or count, or counts
+                                    that differ between ranks (fmpl_init, reductions) */
     FMPL_ERR_RANK = -5,          /* a rank outside the job or the communicator */
     FMPL_ERR_SLOT = -6,          /* mai outside 0 .. count-1 */
     FMPL_ERR_SLOT_BUSY = -7,     /* the (peer, mai) slot already has a live send or receive */
@@ -149,7 +150,11 @@ void fmpl_hbcast(void *buf, size_t size, int root, const fmpl_comm_t *comm, int 
 /* Reductions: `func` is one of the functions below; count elements of its
  * type. `work` (count elements, fmpl_malloc memory) receives the partners'
  * data. The result is in `buf` at the root (fmpl_reduce; other ranks' buf
- * holds partial results afterwards) or everywhere (fmpl_allreduce). */
+ * holds partial results afterwards) or everywhere (fmpl_allreduce). Every
+ * rank must pass the same count: where counts differ, fmpl_allreduce returns
+ * FMPL_ERR_ARG on every rank, fmpl_reduce on the root and on the ranks
+ * between it and a difference (both: `buf` undefined; the ranks that see a
+ * difference name both counts on stderr). */
 typedef void fmpl_func_t(void *inout, const void *in, int count);
 void fmpl_reduce(void *buf, int count, fmpl_func_t *func, int root, const fmpl_comm_t *comm,
                  void *work, int *ier);

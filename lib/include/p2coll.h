@@ -11,7 +11,11 @@
  * tcaMalloc (any address inside an allocation). Other memory is refused with
  * TCA_ERROR_NOT_REGISTERED. Counts are elements per rank. A count of 0 is a
  * valid collective that moves nothing (it still checks its arguments with
- * the other ranks).
+ * the other ranks). What the call reads or writes in a buffer must lie
+ * within its allocation (from the address to the allocation's end): count
+ * elements, times the communicator's size where the call gathers or scatters
+ * (allgather's recvbuf, gather's recvbuf and scatter's sendbuf at the root);
+ * else TCA_ERROR_OUT_OF_RANGE.
  *
  * In place: P2_IN_PLACE as sendbuf means the rank's own data is already where
  * the result goes: allgather and gather (root) take block `rank` of recvbuf,
@@ -26,16 +30,24 @@
  * never a hang: the status of the lowest rank that found a problem.
  *   TCA_ERROR_INVALID_ARGUMENT  null buffer with count > 0, unknown type or op,
  *                               root out of range, arguments that differ
- *                               between ranks, bad rules file (see below)
+ *                               between ranks (the comm's rank 0 names the
+ *                               argument and both values on stderr), bad
+ *                               rules file (see below)
  *   TCA_ERROR_NOT_REGISTERED    a buffer that is not tcaMalloc memory
+ *   TCA_ERROR_OUT_OF_RANGE      a buffer whose allocation ends before what the
+ *                               call reads or writes there
  *   TCA_ERROR_NOT_SUPPORTED     (type, op) without meaning: bitwise ops on
  *                               floating types, TCA_OP_NOOP; an algorithm
- *                               forced (P2_COLL_<COLL>) where it cannot run
- *   TCA_ERROR_INVALID_HANDLE    a communicator or request that is not one
+ *                               forced (P2_COLL_<COLL>) that does not exist or
+ *                               cannot run the call (named on stderr)
+ *   TCA_ERROR_INVALID_HANDLE    a communicator or request that is not one, or
+ *                               a request that p2_request_free has freed
  * What cannot be detected: a rank that does not call the collective at all,
  * or calls a different one on the same communicator with the same arguments;
  * failures of the device after the agreement (the status is then the local
- * one, e.g. TCA_ERROR_DEVICE).
+ * one, e.g. TCA_ERROR_DEVICE). A blocking call that reuses its plan (below)
+ * checks new buffers on its own rank only: a refused one there leaves the
+ * others waiting for it (P2_COLL_CHECK=1 agrees on every call).
  *
  * Persistent form (as MPI 4's MPI_Allreduce_init): p2_<coll>_init checks
  * arguments with the other ranks, exchanges the buffers' handles and picks
@@ -68,8 +80,9 @@
  * environment variable P2_COLL_<COLLECTIVE>=<algorithm> (e.g.
  * P2_COLL_ALLGATHER=ring) forces one, and P2_COLL_RULES=<file> names a rules
  * file read once (format in README "Collectives"; a bad line is reported as
- * FILE:LINE on stderr and every collective then returns
- * TCA_ERROR_INVALID_ARGUMENT). Precedence: variable, rules file, cost model.
+ * FILE:LINE on stderr, a path that is no regular file (a device, a FIFO) by
+ * name; every collective then returns TCA_ERROR_INVALID_ARGUMENT).
+ * Precedence: variable, rules file, cost model.
  *
  * Not thread safe.
  */
@@ -150,7 +163,10 @@ tcaresult p2_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
 tcaresult p2_start(p2_request_t req);
 /* The status of the last p2_start; TCA_ERROR_INVALID_HANDLE if none. */
 tcaresult p2_wait(p2_request_t req);
-/* Releases the request; *req = NULL. NULL *req: no-op. */
+/* Releases the request; *req = NULL. NULL *req: no-op. A freed request
+ * (any copy of its handle) is then refused by every call that takes one
+ * (TCA_ERROR_INVALID_HANDLE, "" from p2_request_algorithm): the handle's
+ * few bytes stay allocated for that, never to name another request. */
 tcaresult p2_request_free(p2_request_t *req);
 /* The algorithm the request runs ("binomial", "ring", ...); "" if invalid. */
 const char *p2_request_algorithm(p2_request_t req);

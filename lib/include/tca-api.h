@@ -71,11 +71,13 @@ typedef enum tcaresult {
                                            triples arrived unclaimed (tcaWaitDMARecvDesc) */
     TCA_ERROR_INVALID_DESC = -21,       /* no such descriptor table (tcaCreateDMADesc), or
                                            an index outside it */
+    TCA_ERROR_CHANNEL_BUSY = -22,       /* the channel still runs the chain it was started
+                                           with (tcaWaitDMAC first) */
     /* The most negative status (not a status of its own): every value from
      * TCA_ERROR_LAST to TCA_NOT_YET is one of the above. A new error takes
      * TCA_ERROR_LAST - 1 and becomes TCA_ERROR_LAST; tests/lib/tca_api_test.cc
      * fails if this is not kept in sync. */
-    TCA_ERROR_LAST = TCA_ERROR_INVALID_DESC
+    TCA_ERROR_LAST = TCA_ERROR_CHANNEL_BUSY
 } tcaresult;
 
 /* A static string naming `result`; never NULL, also for unknown values. */
@@ -239,14 +241,26 @@ tcaresult tcaDescSetMemcpy2D(tcaDesc *desc, const tcaHandle *dst_handle, size_t 
  * tcaDMAUseInternal), else into descriptor memory the library keeps in host
  * memory for this chain (reused across sets while the chain does not grow;
  * every channel loaded from the chain runs that memory). The channel must be
- * idle. TCA_ERROR_NOT_INITIALIZED,
+ * idle (see tcaStartDMADesc): loading a running channel would rewrite the
+ * chain under the DMAC. TCA_ERROR_NOT_INITIALIZED,
  * _INVALID_ARGUMENT (NULL), _INVALID_CHANNEL, _EMPTY_CHAIN, _CHAIN_TOO_LONG,
- * _OUT_OF_MEMORY (descriptor memory).
+ * _CHANNEL_BUSY, _OUT_OF_MEMORY (descriptor memory).
  */
 tcaresult tcaDescSet(tcaDesc *desc, int dmac_channel);
 
-/* Starts the chain last loaded into the channel (posted; returns at once).
- * TCA_ERROR_NOT_INITIALIZED, _INVALID_CHANNEL, _CHANNEL_NOT_SET. */
+/*
+ * Starts the chain last loaded into the channel (posted; returns at once).
+ * The channel must be idle: the DMAC ignores a start while it runs, so the
+ * chain would never run. The library takes a channel it started as running
+ * until tcaWaitDMAC returns, or until tcaWaitDMARecvDesc/Test has read
+ * (claimed, or kept while looking for another) every notification of the
+ * chain's last transfer's (slot, tag) that the chain raises at this node
+ * (tcaDMANotifySelf, or tcaDMANotify of a copy within the node): the last
+ * one comes as the channel goes idle. Without either sign, one read of the
+ * channel's status register decides (the only case in which this call, or
+ * tcaDescSet, reads a register). TCA_ERROR_NOT_INITIALIZED,
+ * _INVALID_CHANNEL, _CHANNEL_NOT_SET, _CHANNEL_BUSY (nothing started).
+ */
 tcaresult tcaStartDMADesc(int dmac_channel);
 
 /* Waits until the channel is idle. TCA_ERROR_DMA_FAILED if its last run
@@ -384,7 +398,8 @@ tcaresult tcaSetDMADesc_Memcpy2D(int desc_tag, int index, int *next_index,
  * (see above) and loads the resulting chain as tcaDescSet does.
  * TCA_ERROR_NOT_INITIALIZED, _INVALID_CHANNEL, _INVALID_DESC,
  * _EMPTY_CHAIN (the table has no entry, or a position before its last entry
- * was never filled), _CHAIN_TOO_LONG, _OUT_OF_MEMORY. */
+ * was never filled), _CHAIN_TOO_LONG, _CHANNEL_BUSY (positions unchanged),
+ * _OUT_OF_MEMORY. */
 tcaresult tcaSetDMAChain(int dmac_channel, int desc_tag);
 
 /* Frees table desc_tag; chains already loaded from it stay loaded.

@@ -10,7 +10,7 @@
 #include "rt/rt.h"
 #include "tca_internal.h"
 
-tca_lib tca_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+tca_lib tca_g = {.lock = PTHREAD_MUTEX_INITIALIZER, .run_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---------------------------------------------------------------------------
  * Status strings
@@ -55,6 +55,8 @@ const char *tcaGetErrorString(tcaresult result)
                "unclaimed; claim some first";
     case TCA_ERROR_INVALID_DESC:
         return "TCA_ERROR_INVALID_DESC: no such descriptor table, or an index outside it";
+    case TCA_ERROR_CHANNEL_BUSY:
+        return "TCA_ERROR_CHANNEL_BUSY: the channel is still running a chain (tcaWaitDMAC first)";
     }
     return "unknown tcaresult";
 }
@@ -223,6 +225,36 @@ void tca_arena_free_locked(tcaMemoryKind kind, uint64_t offset)
     else if (tca_g.dev)
         tca_arena_free(&tca_g.host_arena, offset);
     pthread_mutex_unlock(&tca_g.lock);
+}
+
+tcaresult tca_region_room(const void *addr, tcaMemoryKind kind, uint64_t *room)
+{
+    p2_dev *dev = tca_dev();
+    if (!dev)
+        return TCA_ERROR_NOT_INITIALIZED;
+    uintptr_t base = (uintptr_t)(kind_valid(kind) ? arena_base(dev, kind) : NULL);
+    uintptr_t a = (uintptr_t)addr;
+    if (!base || a < base)
+        return TCA_ERROR_NOT_REGISTERED;
+    uint64_t start = 0, size = 0;
+    int found;
+    if (kind == tcaMemoryGPU) {
+        unsigned flags = 0;
+        found = p2_rt_gpu_find(a - base, 1, &start, &size, &flags) == P2_RT_ALLOC_OK &&
+                !(flags & P2_RT_GPU_BLOCK_EXTERNAL);
+    } else {
+        pthread_mutex_lock(&tca_g.lock);
+        const tca_arena_block *b = tca_arena_lookup(&tca_g.host_arena, a - base);
+        if ((found = b != NULL)) {
+            start = b->offset;
+            size = b->size;
+        }
+        pthread_mutex_unlock(&tca_g.lock);
+    }
+    if (!found)
+        return TCA_ERROR_NOT_REGISTERED;
+    *room = start + size - (a - base);
+    return TCA_SUCCESS;
 }
 
 tcaresult tcaMalloc(void **ptr, size_t size, tcaMemoryKind kind)

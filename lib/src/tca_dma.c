@@ -106,7 +106,7 @@ static void desc_release_memory(tcaDesc *desc)
         for (int c = 0; c < P2_DMA_CHANNELS; c++) {
             tca_channel *ch = &tca_g.channel[c];
             if (ch->mode == TCA_CHANNEL_CHAIN && ch->chain == desc)
-                *ch = (tca_channel){.last_error = ch->last_error};
+                *ch = (tca_channel){.last_error = ch->last_error, .run = ch->run};
         }
     }
     desc->has_memory = 0;
@@ -235,6 +235,30 @@ tcaresult tcaDescSet(tcaDesc *desc, int dmac_channel)
     return r;
 }
 
+/* How many notifications the descriptor raises at `node`. */
+static uint32_t raises_at(const p2_desc *d, unsigned node)
+{
+    return ((d->flags & P2_DESC_NOTIFY_SELF) ? 1u : 0u) +
+           ((d->flags & P2_DESC_NOTIFY) && p2_addr_node(d->dst) == node ? 1u : 0u);
+}
+
+/* The notifications that tell this node the chain has ended: those of its
+ * last transfer's (slot, tag) raised here. Earlier transfers may raise the
+ * same pair, and come first: all of them count. */
+static tca_notify_count chain_end(const tcaDesc *desc, unsigned node)
+{
+    const p2_desc *last = &desc->items[desc->count - 1];
+    tca_notify_count end = {.slot = last->wait_slot, .tag = (uint16_t)last->wait_tag};
+    if (raises_at(last, node) == 0)
+        return end;
+    for (size_t i = 0; i < desc->count; i++) {
+        const p2_desc *d = &desc->items[i];
+        if (d->wait_slot == end.slot && d->wait_tag == end.tag)
+            end.left += raises_at(d, node);
+    }
+    return end;
+}
+
 tcaresult tca_desc_set(tcaDesc *desc, int dmac_channel)
 {
     p2_dev *dev = tca_dev();
@@ -247,18 +271,82 @@ tcaresult tca_desc_set(tcaDesc *desc, int dmac_channel)
     if (desc->count == 0)
         return TCA_ERROR_EMPTY_CHAIN;
     tca_channel *ch = &tca_g.channel[dmac_channel];
-    if (tca_g.register_mode || desc->wants_registers) {
-        if (desc->count > P2_DESC_REG_SLOTS)
-            return TCA_ERROR_CHAIN_TOO_LONG;
+    const int registers = tca_g.register_mode || desc->wants_registers;
+    if (registers && desc->count > P2_DESC_REG_SLOTS)
+        return TCA_ERROR_CHAIN_TOO_LONG;
+    tcaresult r = tca_channel_idle(dev, dmac_channel);
+    if (r != TCA_SUCCESS)
+        return r;
+    if (registers) {
         set_registers(dev, desc, dmac_channel);
         ch->mode = TCA_CHANNEL_REGISTERS;
         ch->chain = NULL;
-        return TCA_SUCCESS;
+    } else {
+        if ((r = set_chain(dev, desc, dmac_channel)) != TCA_SUCCESS)
+            return r;
+        ch->mode = TCA_CHANNEL_CHAIN;
     }
-    tcaresult r = set_chain(dev, desc, dmac_channel);
-    if (r != TCA_SUCCESS)
-        return r;
-    ch->mode = TCA_CHANNEL_CHAIN;
+    ch->loaded_end = chain_end(desc, dev->node);
+    return TCA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Is the channel idle?
+ *
+ * The DMAC ignores a start while it runs (and a load rewrites the running
+ * chain), so both are refused then. The library knows without a register
+ * read in the usual cases: a channel it never started, or whose end it has
+ * seen, either in tcaWaitDMAC or in the notifications the chain's last
+ * transfer raises at this node (the DMAC raises them as it goes idle; the
+ * collectives restart their channel on exactly that sign). Reading them off
+ * the ring, claimed or kept for later, counts: the run is over either way.
+ * When tcaWaitDMAC saw the end first, those notifications are still to come
+ * (`stale`), and must not pass for the next run's. Only a channel started
+ * without either sign since costs one read of its status register.
+ * ------------------------------------------------------------------------- */
+
+/* The run is over; its end notifications not yet read are stale. */
+static void run_ended(tca_channel_run *run)
+{
+    if (run->running && run->end.left) {
+        if (run->stale.left && (run->stale.slot != run->end.slot || run->stale.tag != run->end.tag))
+            run->stale.left = 0; /* one pair is tracked: the older may pass for an end */
+        run->stale.slot = run->end.slot;
+        run->stale.tag = run->end.tag;
+        run->stale.left += run->end.left;
+    }
+    run->running = 0;
+    run->end.left = 0;
+}
+
+/* This node's DMAC raised (slot, tag) here, and the library has read it. */
+static void channels_saw(unsigned slot, unsigned tag)
+{
+    pthread_mutex_lock(&tca_g.run_lock);
+    for (int c = 0; c < P2_DMA_CHANNELS; c++) {
+        tca_channel_run *run = &tca_g.channel[c].run;
+        if (run->stale.left && run->stale.slot == slot && run->stale.tag == tag)
+            run->stale.left--;
+        else if (run->running && run->end.left && run->end.slot == slot &&
+                 run->end.tag == tag && --run->end.left == 0)
+            run->running = 0;
+    }
+    pthread_mutex_unlock(&tca_g.run_lock);
+}
+
+tcaresult tca_channel_idle(p2_dev *dev, int dmac_channel)
+{
+    tca_channel_run *run = &tca_g.channel[dmac_channel].run;
+    pthread_mutex_lock(&tca_g.run_lock);
+    int running = run->running;
+    pthread_mutex_unlock(&tca_g.run_lock);
+    if (!running || !dev->ops->mmio_read)
+        return TCA_SUCCESS;
+    if (tca_reg_read(dev, P2_REG_DMA(dmac_channel, P2_DMA_STATUS)) == P2_DMA_BUSY)
+        return TCA_ERROR_CHANNEL_BUSY;
+    pthread_mutex_lock(&tca_g.run_lock);
+    run_ended(run);
+    pthread_mutex_unlock(&tca_g.run_lock);
     return TCA_SUCCESS;
 }
 
@@ -273,12 +361,18 @@ tcaresult tcaStartDMADesc(int dmac_channel)
         return TCA_ERROR_NOT_INITIALIZED;
     if (!tca_channel_valid(dmac_channel))
         return TCA_ERROR_INVALID_CHANNEL;
-    tca_channel_mode mode = tca_g.channel[dmac_channel].mode;
-    if (mode == TCA_CHANNEL_UNSET)
+    tca_channel *ch = &tca_g.channel[dmac_channel];
+    if (ch->mode == TCA_CHANNEL_UNSET)
         return TCA_ERROR_CHANNEL_NOT_SET;
+    tcaresult r = tca_channel_idle(dev, dmac_channel);
+    if (r != TCA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&tca_g.run_lock);
+    ch->run.running = 1;
+    ch->run.end = ch->loaded_end;
+    pthread_mutex_unlock(&tca_g.run_lock);
     tca_reg_write(dev, P2_REG_DMA(dmac_channel, P2_DMA_START),
-                         mode == TCA_CHANNEL_CHAIN ? P2_DMA_START_CHAIN
-                                                   : P2_DMA_START_REGISTERS);
+                  ch->mode == TCA_CHANNEL_CHAIN ? P2_DMA_START_CHAIN : P2_DMA_START_REGISTERS);
     return TCA_SUCCESS;
 }
 
@@ -298,7 +392,13 @@ tcaresult tcaWaitDMAC(int dmac_channel)
     if (tca_reg_wait(dev, status_reg, P2_DMA_BUSY, 0) != P2_WAIT_OK)
         return TCA_ERROR_DEVICE;
     tca_channel *ch = &tca_g.channel[dmac_channel];
-    if (tca_reg_read(dev, status_reg) == P2_DMA_FAILED) {
+    const int failed = tca_reg_read(dev, status_reg) == P2_DMA_FAILED;
+    pthread_mutex_lock(&tca_g.run_lock);
+    if (failed)
+        ch->run.end.left = 0; /* the last transfer never completed: nothing to come */
+    run_ended(&ch->run);
+    pthread_mutex_unlock(&tca_g.run_lock);
+    if (failed) {
         ch->last_error = (p2_error)tca_reg_read(dev, P2_REG_DMA(dmac_channel, P2_DMA_ERROR));
         return TCA_ERROR_DMA_FAILED;
     }
@@ -383,6 +483,15 @@ static void ring_advance(p2_dev *dev, tca_notify_ring *ring)
     }
 }
 
+/* The entry at the reader is claimed or kept: the ring moves on, and a
+ * channel of this node's learns whether it ended. */
+static void consumed(p2_dev *dev, unsigned node, unsigned slot, unsigned tag)
+{
+    if (node == dev->node)
+        channels_saw(slot, tag);
+    ring_advance(dev, &tca_g.notify);
+}
+
 static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_tag, int block)
 {
     p2_dev *dev = tca_dev();
@@ -422,14 +531,14 @@ static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_ta
         const unsigned got_slot = p2_notify_entry_slot(entry);
         const unsigned got_tag = p2_notify_entry_tag(entry);
         if (key_matches(want, got_node, got_slot, got_tag)) {
-            ring_advance(dev, ring);
+            consumed(dev, got_node, got_slot, got_tag);
             return TCA_SUCCESS;
         }
         /* Someone else's: keep it. A full table leaves it in the ring, where
          * a wait for its own pair still finds it. */
         if (!pending_keep(ring, got_node, got_slot, got_tag))
             return TCA_ERROR_NOTIFY_BACKLOG;
-        ring_advance(dev, ring);
+        consumed(dev, got_node, got_slot, got_tag);
     }
 }
 

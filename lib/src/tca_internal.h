@@ -53,10 +53,28 @@ typedef enum tca_channel_mode {
     TCA_CHANNEL_REGISTERS = 2 /* descriptors in the channel's register slots */
 } tca_channel_mode;
 
+/* Notifications (slot, tag) this node's DMAC raises here: `left` of them
+ * still to be read from the ring (0: none). */
+typedef struct tca_notify_count {
+    uint16_t slot, tag;
+    uint32_t left;
+} tca_notify_count;
+
+/* What the library knows of a channel's run without reading its status
+ * (tca_dma.c, "Is the channel idle?"). */
+typedef struct tca_channel_run {
+    int running;          /* started, and no sign of its end seen yet */
+    tca_notify_count end; /* the run's last transfer's notifications here */
+    tca_notify_count stale; /* of a run whose end tcaWaitDMAC saw first: still to
+                               come, and not this run's */
+} tca_channel_run;
+
 typedef struct tca_channel {
     tca_channel_mode mode;
     const tcaDesc *chain;  /* chain mode: whose descriptor memory DESC_PTR names */
     p2_error last_error;   /* what the last tcaWaitDMAC saw */
+    tca_notify_count loaded_end; /* the loaded chain's `end` (tca_channel_run) */
+    tca_channel_run run;
 } tca_channel;
 
 /* p2_exchange's progress (p2_exchange.c). It outlives tcaFinalize: the
@@ -96,6 +114,8 @@ typedef struct tca_notify_ring {
 /* Library state of this process; valid while dev != NULL. */
 typedef struct tca_lib {
     pthread_mutex_t lock;  /* init, finalize and the arenas */
+    pthread_mutex_t run_lock; /* the channels' `run`: a notification call may
+                                 update it while another thread starts one */
     p2_dev *dev;
     unsigned generation;   /* counts attaches: descriptor memory of an older one is gone */
     int register_mode;     /* tcaDMADescInt_Init was called */
@@ -121,6 +141,11 @@ void tca_lib_detach(void);
 /* Test hook: run the library against `dev` (a fake), as if tcaInit had opened
  * it; NULL detaches. Replaces any earlier device. */
 void tca_set_device_for_testing(p2_dev *dev);
+
+/* *room = the bytes from `addr` to the end of the live allocation of this
+ * node's memory of `kind` that holds it (tcaMalloc's, cudaMalloc's, the
+ * library's own). TCA_ERROR_NOT_INITIALIZED, _NOT_REGISTERED (none). */
+tcaresult tca_region_room(const void *addr, tcaMemoryKind kind, uint64_t *room);
 
 /* Allocates from the arena of `kind` (the host arena under the lock, or the
  * runtime's GPU pool); statuses mapped to tcaresult. */
@@ -195,6 +220,10 @@ tcaresult tca_desc_set(tcaDesc *desc, int dmac_channel);
 /* The older API (tca_legacy.c): the channel was loaded by tcaDescSet, so the
  * positions numbered tables put there are gone. */
 void tca_legacy_forget(int dmac_channel);
+
+/* TCA_SUCCESS if the channel may be loaded or started, else
+ * TCA_ERROR_CHANNEL_BUSY (tcaStartDMADesc says how the library knows). */
+tcaresult tca_channel_idle(p2_dev *dev, int dmac_channel);
 
 static inline int tca_channel_valid(int dmac_channel)
 {

@@ -236,6 +236,8 @@ tcaresult tcaSetDMAChain(int dmac_channel, int desc_tag)
             r = TCA_ERROR_EMPTY_CHAIN;
             goto out;
         }
+    if ((r = tca_channel_idle(tca_dev(), dmac_channel)) != TCA_SUCCESS)
+        goto out;
     for (size_t i = 0; i <= last; i++)
         if (t->entries.used[i]) {
             ch->positions.desc[i] = t->entries.desc[i];
@@ -267,7 +269,8 @@ tcaresult tcaReset(void)
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
     for (int c = 0; c < P2_DMA_CHANNELS; c++) {
-        if (tca_g.channel[c].mode != TCA_CHANNEL_UNSET) {
+        /* A channel whose chain was freed while it ran is unset and running. */
+        if (tca_g.channel[c].mode != TCA_CHANNEL_UNSET || tca_g.channel[c].run.running) {
             /* A run that failed is over too: only "still busy" matters here. */
             tcaresult r = tcaWaitDMAC(c);
             if (r != TCA_SUCCESS && r != TCA_ERROR_DMA_FAILED)

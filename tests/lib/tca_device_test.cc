@@ -439,6 +439,48 @@ TEST_F(TcaDevice, ResetUnloadsChannelsAndDropsNotifications)
     tcaDescFree(d);
 }
 
+// A start or load on a channel still running is refused (the DMAC would
+// ignore the start). The library knows the channel idle without a register
+// read once tcaWaitDMAC returned or the chain's last transfer's notification
+// here was read; a late one of a run tcaWaitDMAC ended does not count.
+TEST_F(TcaDevice, StartOrLoadOnARunningChannelIsRefused)
+{
+    tcaHandle src = local(tcaMemoryCPU, 4096);
+    tcaDesc *d = tcaDescNew();
+    ASSERT_EQ(tcaDescSetMemcpy(d, &src, 2048, &src, 0, 8, tcaDMANotifySelf, 5, 0x77), TCA_SUCCESS);
+    ASSERT_EQ(tcaDescSet(d, 0), TCA_SUCCESS);
+    fake.calls.clear();
+    ASSERT_EQ(tcaStartDMADesc(0), TCA_SUCCESS);
+    EXPECT_TRUE(fake.ops_named("mmio_read").empty()) << "never started: idle";
+    const uint64_t status = P2_REG_DMA(0, P2_DMA_STATUS);
+    fake.regs[status] = P2_DMA_BUSY;
+    fake.calls.clear();
+    EXPECT_EQ(tcaStartDMADesc(0), TCA_ERROR_CHANNEL_BUSY);
+    EXPECT_EQ(tcaDescSet(d, 0), TCA_ERROR_CHANNEL_BUSY);
+    EXPECT_TRUE(fake.ops_named("mmio_write").empty()) << "nothing started or loaded";
+    EXPECT_EQ(fake.ops_named("mmio_read").size(), 2u);
+
+    ASSERT_TRUE(fake.raise(5, 0x77));
+    ASSERT_EQ(tcaWaitDMARecvDesc(&src, 5, 0x77), TCA_SUCCESS);
+    fake.calls.clear();
+    EXPECT_EQ(tcaStartDMADesc(0), TCA_SUCCESS) << "the end notification was read";
+    EXPECT_TRUE(fake.ops_named("mmio_read").empty());
+
+    fake.regs[status] = P2_DMA_IDLE;
+    ASSERT_EQ(tcaWaitDMAC(0), TCA_SUCCESS);
+    fake.calls.clear();
+    EXPECT_EQ(tcaStartDMADesc(0), TCA_SUCCESS) << "tcaWaitDMAC saw the end";
+    EXPECT_TRUE(fake.ops_named("mmio_read").empty());
+
+    ASSERT_TRUE(fake.raise(5, 0x77)); // the run tcaWaitDMAC ended, late
+    ASSERT_EQ(tcaTestDMARecvDesc(&src, 5, 0x77), TCA_SUCCESS);
+    fake.regs[status] = P2_DMA_BUSY;
+    EXPECT_EQ(tcaStartDMADesc(0), TCA_ERROR_CHANNEL_BUSY) << "not this run's end";
+    fake.regs[status] = P2_DMA_IDLE;
+    EXPECT_EQ(tcaStartDMADesc(0), TCA_SUCCESS) << "the status register says idle";
+    tcaDescFree(d);
+}
+
 TEST_F(TcaDevice, WaitDmacWaitsForNotBusyThenChecksStatus)
 {
     ASSERT_EQ(tcaWaitDMAC(1), TCA_SUCCESS);

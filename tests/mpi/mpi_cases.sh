@@ -72,6 +72,21 @@ deadlock)
     expect_err "rank 0 (node 0): in MPI_Recv from rank 1 tag 7 since"
     expect_err "rank 1 (node 1): in MPI_Recv from rank 0 tag 8 since"
     expect_clean ;;
+bcast_roots)
+    # 4 ranks, the last with root 2: it receives rank 2's broadcast of root 0
+    # inside MPI_Bcast. 2 ranks, roots 0 and 1: both send, neither receives
+    # within the call, so the next collective (MPI_Finalize's barrier) finds
+    # the other root's message.
+    run -n 4 --timeout 60 -- "$BIN/mpi_bcast_roots" 2
+    [ "$RC" -ne 0 ] || fail "status 0 with roots that differ"
+    expect_err "p2mpi: rank 3: MPI_Bcast: the ranks' roots differ: 2 here, 0 at rank 2 (MPI_ERR_ROOT)"
+    expect_clean
+    run -n 2 --timeout 60 -- "$BIN/mpi_bcast_roots" 1
+    [ "$RC" -ne 0 ] || fail "status 0 with roots that differ"
+    # Either rank may report first; the job ends with the first report.
+    grep -qE "MPI_Finalize: a message of rank [01]'s MPI_Bcast \(root [01]\) arrived" "$TMP/err" ||
+        fail "stderr lacks MPI_Finalize's report of the other root's broadcast"
+    expect_clean ;;
 no_ib)
     run -n 2 --timeout 60 --topology "$SRC/topologies/hapacs-tca-2x8.topo" -- "$BIN/mpi_calls"
     [ "$RC" -ne 0 ] || fail "status 0 without an InfiniBand network"

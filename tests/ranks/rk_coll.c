@@ -21,6 +21,8 @@
  *                            ranks agree on an algorithm
  *   rk_coll persistent       allreduce and allgather requests reused 100 times
  *   rk_coll errors           bad input: the same status on every rank
+ *                            (buffers smaller than the call, arguments that
+ *                            differ, freed requests, unknown algorithms)
  *   rk_coll big              1 MB allgather / allreduce / bcast, each algorithm
  *   rk_coll golden           simulated times of a few cases (p2_wtime deltas)
  *   rk_coll subcomm          collectives on the even ranks
@@ -683,6 +685,71 @@ static void errors(void)
     tcaresult forced = p2_allgather(a, b, 4, TCA_INT, P2_COMM_WORLD);
     unsetenv("P2_COLL_ALLGATHER");
     agree("unknown forced algorithm", forced, TCA_ERROR_NOT_SUPPORTED);
+    /* Blocking calls that reuse their plans exchange nothing: the ready
+     * tokens carry a hash of the arguments. Two ranks: each waits for the
+     * other's token, so both see the difference. */
+    if (size == 2) {
+        CHECK(p2_allgather(a, b, 4, TCA_INT, P2_COMM_WORLD));
+        CHECK(p2_allgather(a, b, 8, TCA_INT, P2_COMM_WORLD));
+        agree("reused plans with counts that differ",
+              p2_allgather(a, b, rank == 0 ? 4 : 8, TCA_INT, P2_COMM_WORLD),
+              TCA_ERROR_INVALID_ARGUMENT);
+        CHECK(p2_allgather(a, b, 4, TCA_INT, P2_COMM_WORLD));
+    }
+    /* Buffers whose allocation ends before what the call moves: refused, and
+     * the next allocation untouched. */
+    const size_t n = 16; /* ints: one 64-byte allocation */
+    int *small = alloc(n * sizeof(int), tcaMemoryCPU);
+    uint8_t *next = alloc(4096, tcaMemoryCPU);
+    const tcaresult gathers = size > 1 ? TCA_ERROR_OUT_OF_RANGE : TCA_SUCCESS;
+    agree("allgather into room for one block", p2_allgather(a, small, n, TCA_INT, P2_COMM_WORLD),
+          gathers);
+    agree("allgather in place in room for one block",
+          p2_allgather(P2_IN_PLACE, small, n, TCA_INT, P2_COMM_WORLD), gathers);
+    agree("gather into room for one block", p2_gather(a, small, n, TCA_INT, 0, P2_COMM_WORLD),
+          gathers);
+    agree("scatter from room for one block", p2_scatter(small, b, n, TCA_INT, 0, P2_COMM_WORLD),
+          gathers);
+    agree("allreduce of twice the send buffer on the last rank",
+          p2_allreduce(rank == size - 1 ? small : a, b, 2 * n, TCA_INT, TCA_OP_SUM, P2_COMM_WORLD),
+          TCA_ERROR_OUT_OF_RANGE);
+    agree("bcast from the middle of an allocation",
+          p2_bcast(small + n / 2, n, TCA_INT, 0, P2_COMM_WORLD), TCA_ERROR_OUT_OF_RANGE);
+    p2_request_t big_req = NULL;
+    agree("allgather_init into room for one block",
+          p2_allgather_init(a, small, n, TCA_INT, P2_COMM_WORLD, &big_req), gathers);
+    if (big_req)
+        CHECK(p2_request_free(&big_req));
+    for (size_t i = 0; i < 4096; i++)
+        if (next[i] != 0xee) {
+            fprintf(stderr, "rank %d: the allocation after a refused buffer changed at byte %zu\n",
+                    rank, i);
+            failures++;
+            break;
+        }
+    /* A freed request, through a copy of its handle; a new request is
+     * another. */
+    p2_request_t req = NULL, copy, fresh = NULL;
+    CHECK(p2_allreduce_init(a, b, 4, TCA_INT, TCA_OP_SUM, P2_COMM_WORLD, &req));
+    copy = req;
+    CHECK(p2_request_free(&req));
+    if (req) {
+        fprintf(stderr, "rank %d: p2_request_free left the handle set\n", rank);
+        failures++;
+    }
+    CHECK(p2_allreduce_init(a, b, 4, TCA_INT, TCA_OP_SUM, P2_COMM_WORLD, &fresh));
+    agree("start of a freed request", p2_start(copy), TCA_ERROR_INVALID_HANDLE);
+    agree("wait on a freed request", p2_wait(copy), TCA_ERROR_INVALID_HANDLE);
+    agree("free of a freed request", p2_request_free(&copy), TCA_ERROR_INVALID_HANDLE);
+    if (*p2_request_algorithm(copy)) {
+        fprintf(stderr, "rank %d: a freed request still names an algorithm\n", rank);
+        failures++;
+    }
+    CHECK(p2_start(fresh));
+    CHECK(p2_wait(fresh));
+    CHECK(p2_request_free(&fresh));
+    tcaFree(next, tcaMemoryCPU);
+    tcaFree(small, tcaMemoryCPU);
     /* The library still works afterwards. */
     run_case(ALLREDUCE, "dissemination", 9, 0, tcaMemoryCPU, 2);
     printf("rank %d: errors: every status the same on every rank, %s\n", rank,

@@ -11,6 +11,10 @@
  *    destroyed -> TCA_ERROR_INVALID_HANDLE;
  *  - slots, tags, channels, flags, sizes, remote sources, empty chains,
  *    unset channels, memory calls, PIO regions;
+ *  - a channel still running its chain: a start, a tcaDescSet and a
+ *    tcaSetDMAChain on it -> TCA_ERROR_CHANNEL_BUSY (the DMAC would ignore
+ *    the start: the chain would never run); once it is idle, the next chain
+ *    runs, and restarts on its own end notification without tcaWaitDMAC;
  *  - self-consistent handles (made with the library's own tca_handle_make, as
  *    a buggy or hostile program could) to memory beyond what a node exposes,
  *    as source or destination: the library refuses them (TCA_ERROR_INVALID_HANDLE);
@@ -235,6 +239,47 @@ static void refuse_arguments(tcaDesc *d, const tcaHandle *peer)
     RK_TCA(tcaSendPIOCommit());
 }
 
+/* A channel still running: loads and starts refused until it is idle; then
+ * the next chain runs. Rank 0's own buffers only (rank 1 sees nothing). */
+#define BUSY_SLOT 4
+#define BUSY_COPIES 8
+static void refuse_busy(void)
+{
+    tcaDesc *running = tcaDescNew(), *next = tcaDescNew();
+    if (!running || !next)
+        rk_fail("out of memory");
+    /* Long enough to be running still when the calls below come. */
+    for (int i = 0; i < BUSY_COPIES; i++)
+        RK_TCA(tcaDescSetMemcpy(running, &dst.handle, 0, &src.handle, 0, BYTES, 0, 0, 0));
+    RK_TCA(tcaDescSetMemcpy(next, &dst.handle, 0, &gsrc.handle, 0, BYTES, tcaDMANotifySelf,
+                            BUSY_SLOT, TAG));
+    int table, index = 0;
+    RK_TCA(tcaCreateDMADesc(&table, 1));
+    RK_TCA(tcaSetDMADesc_Memcpy(table, 0, &index, &dst.handle, 0, &src.handle, 0, 8, 0, 0, 0));
+    RK_TCA(tcaDescSet(running, CHANNEL));
+    RK_TCA(tcaStartDMADesc(CHANNEL));
+    RK_EXPECT(tcaStartDMADesc(CHANNEL), TCA_ERROR_CHANNEL_BUSY);
+    RK_EXPECT(tcaDescSet(next, CHANNEL), TCA_ERROR_CHANNEL_BUSY);
+    RK_EXPECT(tcaSetDMAChain(CHANNEL, table), TCA_ERROR_CHANNEL_BUSY);
+    rk_wait_channel(CHANNEL);
+    rk_check(dst.bytes, BYTES, 7, 0, 0, "the running chain");
+    /* Idle: `next` loads and runs; its notification tells the library it
+     * ended, so it starts again without tcaWaitDMAC. */
+    RK_TCA(tcaDescSet(next, CHANNEL));
+    for (int round = 0; round < 2; round++) {
+        memset(dst.bytes, 0, BYTES);
+        RK_TCA(tcaStartDMADesc(CHANNEL));
+        RK_TCA(tcaWaitDMARecvDesc(&dst.handle, BUSY_SLOT, TAG));
+        rk_check(dst.bytes, BYTES, 8, 0, 0, "the chain started after the refusals");
+    }
+    RK_TCA(tcaSetDMAChain(CHANNEL, table));
+    RK_TCA(tcaStartDMADesc(CHANNEL));
+    rk_wait_channel(CHANNEL);
+    RK_TCA(tcaDestroyDMADesc(table));
+    RK_TCA(tcaDescFree(next));
+    RK_TCA(tcaDescFree(running));
+}
+
 /* Rank 0: every refusal, then the accepted transfers of the chain they were
  * tried on, then a DMA from outside registered memory, then one more. */
 static void caller(void)
@@ -258,6 +303,7 @@ static void caller(void)
     RK_TCA(tcaStartDMADesc(CHANNEL));
     rk_wait_channel(CHANNEL);
     RK_TCA(tcaDescFree(d));
+    refuse_busy();
 
     /* Self-consistent handles to memory beyond this node's arenas. */
     p2_dev *dev = p2_device_get("peach2");

@@ -18,6 +18,9 @@
  *   timing   barrier (as FMPL_COMM_WORLD chooses) and 8 B ping-pong times
  *            (timing-sw: with FMPL_HW_COLLECTIVES=0)
  *   badinit  ranks passing different slot counts to fmpl_init are refused
+ *   counts   reductions where one rank passes another count (larger or
+ *            smaller; the root or a leaf): fmpl_allreduce fails on every
+ *            rank, fmpl_reduce at the root; the next right call works
  *   deadlock ranks 0 and 1 both receive and nobody sends (the job must end
  *            with the simulator's diagnosis)
  *
@@ -448,6 +451,40 @@ static void mode_errors(void)
            failures ? "WRONG" : "ok");
 }
 
+/* ---- counts ------------------------------------------------------------------------- */
+
+static void mode_counts(void)
+{
+    int ier;
+    const int n = 8;
+    int32_t *v = fmpl_malloc(2 * n * sizeof *v), *w = fmpl_malloc(2 * n * sizeof *w);
+    const int odd_ranks[2] = {np - 1, 0};
+    for (int o = 0; o < 2; o++)
+        for (int delta = 1; delta >= -1; delta -= 2) {
+            const int odd = odd_ranks[o], count = n + (me == odd ? delta : 0);
+            char what[96];
+            snprintf(what, sizeof what, "allreduce, rank %d's count %s", odd, delta > 0 ? "larger" : "smaller");
+            for (int i = 0; i < 2 * n; i++)
+                v[i] = me + 1;
+            fmpl_allreduce(v, count, fmpl_isum, FMPL_COMM_WORLD, w, &ier);
+            EXPECT_IER(ier, FMPL_ERR_ARG, what);
+            snprintf(what, sizeof what, "reduce, rank %d's count %s", odd, delta > 0 ? "larger" : "smaller");
+            fmpl_reduce(v, count, fmpl_isum, 0, FMPL_COMM_WORLD, w, &ier);
+            if (me == 0)
+                EXPECT_IER(ier, FMPL_ERR_ARG, what);
+        }
+    /* Every send found its receive: the next right calls work. */
+    for (int i = 0; i < n; i++)
+        v[i] = me + 1;
+    fmpl_allreduce(v, n, fmpl_isum, FMPL_COMM_WORLD, w, &ier);
+    OK(ier, "allreduce after the refusals");
+    for (int i = 0; i < n; i++)
+        CHECK(v[i] == np * (np + 1) / 2, "allreduce after the refusals: element %d is %d", i, (int)v[i]);
+    fmpl_barrier(FMPL_COMM_WORLD, &ier);
+    OK(ier, "barrier after the refusals");
+    printf("rank %d: counts: %s\n", me, failures ? "WRONG" : "refused on every rank");
+}
+
 /* ---- timing ------------------------------------------------------------------------- */
 
 static void mode_timing(void)
@@ -523,6 +560,8 @@ int main(int argc, char **argv)
         mode_coll();
     else if (strcmp(mode, "errors") == 0)
         mode_errors();
+    else if (strcmp(mode, "counts") == 0)
+        mode_counts();
     else if (strcmp(mode, "timing") == 0)
         mode_timing();
     else if (strcmp(mode, "deadlock") == 0) {
@@ -531,7 +570,7 @@ int main(int argc, char **argv)
         fmpl_recv(b, 64, me ^ 1, 2, &ier);
     }
     else {
-        fprintf(stderr, "rk_fmpl: unknown mode '%s' (p2p, buffered, coll, errors, timing)\n", mode);
+        fprintf(stderr, "rk_fmpl: unknown mode '%s' (p2p, buffered, coll, errors, counts, timing)\n", mode);
         return 2;
     }
     fmpl_finalize(&ier);

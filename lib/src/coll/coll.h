@@ -198,6 +198,9 @@ int coll_memory_kind(const void *ptr, size_t bytes);
  * TCA_ERROR_NOT_SUPPORTED (pair without meaning). */
 tcaresult coll_op_check(tcaDataType type, tcaOp op);
 int coll_type_valid(tcaDataType type);
+/* "TCA_INT", "TCA_OP_SUM" (or the number of an unknown one), for messages. */
+void coll_type_name(tcaDataType type, char *out, size_t size);
+void coll_op_name(tcaOp op, char *out, size_t size);
 void coll_reduce_apply(void *dst, const void *src, size_t count, tcaDataType type, tcaOp op);
 
 /* ---- Algorithms and selection (coll_select.c) ------------------------------ */

@@ -20,6 +20,7 @@
 
 #include "coll.h"
 #include "rt/rt.h"
+#include "tca_internal.h" /* tca_region_room */
 
 struct p2_comm p2_comm_world;
 
@@ -192,10 +193,20 @@ tcaresult p2_comm_free(p2_comm_t *comm)
 
 /* ---- Plans ------------------------------------------------------------------ */
 
+/* A request handle outlives p2_request_free: the plan goes, the few bytes
+ * of the handle stay, marked dead, so a copy of a freed handle is refused
+ * without reading freed memory and can never name a newer request that
+ * malloc placed at the same address. Dead handles stay on a list: memory
+ * kept on purpose, not leaked. */
 struct p2_request {
-    coll_plan plan;
+    uint32_t magic; /* REQUEST_LIVE until freed */
     int started;
+    coll_plan *plan;
+    struct p2_request *next_dead;
 };
+#define REQUEST_LIVE 0x70327271u
+#define REQUEST_DEAD 0x64656164u
+static struct p2_request *dead_requests;
 
 typedef struct plan_blob {
     int32_t status, kind, type, op, root, forced;
@@ -215,9 +226,16 @@ static tcaresult buf_setup(coll_buf *b, const void *ptr, size_t bytes)
         return TCA_SUCCESS;
     if (!ptr || ptr == P2_IN_PLACE)
         return TCA_ERROR_INVALID_ARGUMENT;
-    int kind = coll_memory_kind(ptr, bytes);
+    int kind = coll_memory_kind(ptr, 1);
     if (kind < 0)
         return TCA_ERROR_NOT_REGISTERED;
+    /* tcaCreateHandle takes any range of the arena: a handle reaching past
+     * the allocation would let the call write into the next one. */
+    uint64_t room;
+    if (tca_region_room(ptr, (tcaMemoryKind)kind, &room) != TCA_SUCCESS)
+        return TCA_ERROR_NOT_REGISTERED;
+    if (bytes > room)
+        return TCA_ERROR_OUT_OF_RANGE;
     b->gpu = kind == tcaMemoryGPU;
     return tcaCreateHandle(&b->h, (void *)ptr, bytes, (tcaMemoryKind)kind);
 }
@@ -371,8 +389,73 @@ static uint32_t plan_signature(const coll_plan *p)
     return (uint32_t)((h ^ (h >> 23) ^ (h >> 46)) & 0x7fffffu);
 }
 
+static const char *kind_name(int32_t kind)
+{
+    return kind >= 0 && kind < COLL_KINDS ? coll_kind_names[kind] : "?";
+}
+
+/* The first argument in which two ranks' blobs differ ("count"), with both
+ * values; NULL if none. The algorithm counts only with `algo` set: ranks
+ * whose buffers differ in kind may choose differently and still agree. */
+static const char *blob_difference(const plan_blob *a, const plan_blob *b, int algo, char *va,
+                                   char *vb, size_t n)
+{
+    if (a->kind != b->kind) {
+        snprintf(va, n, "p2_%s", kind_name(a->kind));
+        snprintf(vb, n, "p2_%s", kind_name(b->kind));
+        return "collective";
+    }
+    if (a->count != b->count) {
+        snprintf(va, n, "%llu", (unsigned long long)a->count);
+        snprintf(vb, n, "%llu", (unsigned long long)b->count);
+        return "count";
+    }
+    if (a->type != b->type) {
+        coll_type_name((tcaDataType)a->type, va, n);
+        coll_type_name((tcaDataType)b->type, vb, n);
+        return "type";
+    }
+    if (a->op != b->op) {
+        coll_op_name((tcaOp)a->op, va, n);
+        coll_op_name((tcaOp)b->op, vb, n);
+        return "op";
+    }
+    if (a->root != b->root) {
+        snprintf(va, n, "%d", (int)a->root);
+        snprintf(vb, n, "%d", (int)b->root);
+        return "root";
+    }
+    if (algo && strcmp(a->algo, b->algo) != 0) {
+        snprintf(va, n, "%s", a->algo);
+        snprintf(vb, n, "%s", b->algo);
+        return "forced algorithm (P2_COLL_<COLLECTIVE> or P2_COLL_RULES)";
+    }
+    return NULL;
+}
+
+/* TCA_ERROR_INVALID_ARGUMENT names no argument: when the ranks' calls
+ * differ, the comm's rank 0 says on stderr which one, with its own value and
+ * the first other one (ranks as p2run numbers them). */
+static void report_mismatch(const coll_plan *p, const plan_blob *all, int algo, int persistent)
+{
+    if (p->rank != 0)
+        return;
+    for (int q = 1; q < p->size; q++) {
+        char va[40], vb[40];
+        const char *what = blob_difference(&all[0], &all[q], algo, va, vb, sizeof va);
+        if (what) {
+            fprintf(stderr,
+                    "p2coll: p2_%s%s: the %s differs between ranks: %s at rank %d, %s at rank %d\n",
+                    coll_kind_names[p->kind], persistent ? "_init" : "", what, va,
+                    p->comm->world_rank[0], vb, p->comm->world_rank[q]);
+            return;
+        }
+    }
+}
+
 static tcaresult plan_prepare(coll_plan *p, coll_kind kind, const void *sendbuf, void *recvbuf,
-                              size_t count, tcaDataType type, tcaOp op, int root, p2_comm_t comm)
+                              size_t count, tcaDataType type, tcaOp op, int root, p2_comm_t comm,
+                              int persistent)
 {
     memset(p, 0, sizeof *p);
     p2_comm_t c;
@@ -409,8 +492,10 @@ static tcaresult plan_prepare(coll_plan *p, coll_kind kind, const void *sendbuf,
     uint32_t common = ~0u, gpu = 0;
     for (int q = 0; r == TCA_SUCCESS && q < p->size; q++) {
         if (all[q].kind != mine.kind || all[q].type != mine.type || all[q].op != mine.op ||
-            all[q].root != mine.root || all[q].count != mine.count)
+            all[q].root != mine.root || all[q].count != mine.count) {
             r = TCA_ERROR_INVALID_ARGUMENT;
+            report_mismatch(p, all, 0, persistent);
+        }
         differ |= strcmp(all[q].algo, mine.algo) != 0;
         forced |= all[q].forced;
         common &= all[q].eligible;
@@ -423,9 +508,10 @@ static tcaresult plan_prepare(coll_plan *p, coll_kind kind, const void *sendbuf,
          * cheapest algorithm eligible on all of them, with the GPU costs if
          * any rank has GPU buffers, and they exchange again for it. */
         const coll_algorithm *a = forced ? NULL : coll_cheapest(p, common, (int)gpu);
-        if (forced)
+        if (forced) {
             r = TCA_ERROR_INVALID_ARGUMENT;
-        else {
+            report_mismatch(p, all, 1, persistent);
+        } else {
             plan_blob again = {0};
             again.status = !a ? TCA_ERROR_NOT_SUPPORTED
                               : a == p->algo ? TCA_SUCCESS : (p->algo = a, plan_algorithm(p));
@@ -627,7 +713,7 @@ static tcaresult blocking(coll_kind kind, const void *sendbuf, void *recvbuf, si
             r = plan_run(&hit->plan, 0);
     } else {
         coll_plan p;
-        r = plan_prepare(&p, kind, sendbuf, recvbuf, count, type, op, root, comm);
+        r = plan_prepare(&p, kind, sendbuf, recvbuf, count, type, op, root, comm, 0);
         if (r == TCA_SUCCESS) {
             r = plan_run(&p, 1);
             if (r == TCA_SUCCESS && victim) {
@@ -689,19 +775,31 @@ static tcaresult persistent(coll_kind kind, const void *sendbuf, void *recvbuf, 
         return TCA_ERROR_INVALID_ARGUMENT;
     *req = NULL;
     struct p2_request *q = calloc(1, sizeof *q);
-    if (!q)
+    coll_plan *plan = calloc(1, sizeof *plan);
+    if (!q || !plan) {
+        free(q);
+        free(plan);
         return TCA_ERROR_OUT_OF_MEMORY;
+    }
     p2_rt_api_begin();
-    tcaresult r = plan_prepare(&q->plan, kind, sendbuf, recvbuf, count, type, op, root, comm);
+    tcaresult r = plan_prepare(plan, kind, sendbuf, recvbuf, count, type, op, root, comm, 1);
     p2_rt_api_end();
     if (r != TCA_SUCCESS) {
+        free(plan);
         free(q);
         return r;
     }
-    q->plan.status = TCA_ERROR_INVALID_HANDLE;
-    q->plan.fixed_buffers = 1;
+    plan->status = TCA_ERROR_INVALID_HANDLE;
+    plan->fixed_buffers = 1;
+    *q = (struct p2_request){.magic = REQUEST_LIVE, .plan = plan};
     *req = q;
     return TCA_SUCCESS;
+}
+
+/* The request's plan; NULL for NULL or a freed request. */
+static coll_plan *request_plan(p2_request_t req)
+{
+    return req && req->magic == REQUEST_LIVE ? req->plan : NULL;
 }
 
 tcaresult p2_barrier_init(p2_comm_t comm, p2_request_t *req)
@@ -741,35 +839,43 @@ tcaresult p2_allreduce_init(const void *sendbuf, void *recvbuf, size_t count,
 
 tcaresult p2_start(p2_request_t req)
 {
-    if (!req || !req->plan.algo)
+    coll_plan *plan = request_plan(req);
+    if (!plan || !plan->algo)
         return TCA_ERROR_INVALID_HANDLE;
     p2_rt_api_begin();
-    req->plan.status = plan_run(&req->plan, 0);
+    plan->status = plan_run(plan, 0);
     p2_rt_api_end();
     req->started = 1;
-    return req->plan.status;
+    return plan->status;
 }
 
 tcaresult p2_wait(p2_request_t req)
 {
-    if (!req || !req->plan.algo || !req->started)
+    coll_plan *plan = request_plan(req);
+    if (!plan || !plan->algo || !req->started)
         return TCA_ERROR_INVALID_HANDLE;
-    return req->plan.status;
+    return plan->status;
 }
 
 tcaresult p2_request_free(p2_request_t *req)
 {
     if (!req)
         return TCA_ERROR_INVALID_ARGUMENT;
-    if (*req) {
-        plan_release(&(*req)->plan);
-        free(*req);
-        *req = NULL;
-    }
+    if (!*req)
+        return TCA_SUCCESS;
+    coll_plan *plan = request_plan(*req);
+    if (!plan)
+        return TCA_ERROR_INVALID_HANDLE;
+    plan_release(plan);
+    free(plan);
+    **req = (struct p2_request){.magic = REQUEST_DEAD, .next_dead = dead_requests};
+    dead_requests = *req;
+    *req = NULL;
     return TCA_SUCCESS;
 }
 
 const char *p2_request_algorithm(p2_request_t req)
 {
-    return req && req->plan.algo ? req->plan.algo->name : "";
+    coll_plan *plan = request_plan(req);
+    return plan && plan->algo ? plan->algo->name : "";
 }

@@ -7,6 +7,8 @@
  *   BAND BOR BXOR               integer types only (not FLOAT, DOUBLE, LONG_DOUBLE)
  *   NOOP                        none: TCA_ERROR_NOT_SUPPORTED
  */
+#include <stdio.h>
+
 #include "coll.h"
 
 int coll_type_valid(tcaDataType type)
@@ -19,6 +21,33 @@ int coll_type_valid(tcaDataType type)
         return 1;
     }
     return 0;
+}
+
+void coll_type_name(tcaDataType type, char *out, size_t size)
+{
+    static const char *const names[] = {
+        "TCA_CHAR", "TCA_SIGNED_CHAR", "TCA_UNSIGNED_CHAR", "TCA_BYTE", "TCA_SHORT",
+        "TCA_UNSIGNED_SHORT", "TCA_INT", "TCA_UNSIGNED", "TCA_LONG", "TCA_UNSIGNED_LONG",
+        "TCA_LONG_LONG", "TCA_UNSIGNED_LONG_LONG", "TCA_FLOAT", "TCA_DOUBLE", "TCA_LONG_DOUBLE"};
+    _Static_assert(sizeof names / sizeof names[0] == TCA_TYPE_INDEX(TCA_LONG_DOUBLE) + 1,
+                   "a name per type");
+    if (coll_type_valid(type))
+        snprintf(out, size, "%s", names[TCA_TYPE_INDEX(type)]);
+    else
+        snprintf(out, size, "type %#x", (unsigned)type);
+}
+
+void coll_op_name(tcaOp op, char *out, size_t size)
+{
+    static const char *const names[] = {"TCA_OP_SUM", "TCA_OP_PROD", "TCA_OP_BAND",
+                                        "TCA_OP_LAND", "TCA_OP_BOR",  "TCA_OP_LOR",
+                                        "TCA_OP_BXOR", "TCA_OP_LXOR", "TCA_OP_MAX",
+                                        "TCA_OP_MIN",  "TCA_OP_NOOP"};
+    _Static_assert(sizeof names / sizeof names[0] == TCA_OP_NOOP + 1, "a name per op");
+    if ((int)op >= 0 && op <= TCA_OP_NOOP)
+        snprintf(out, size, "%s", names[op]);
+    else
+        snprintf(out, size, "op %d", (int)op);
 }
 
 static int is_floating(tcaDataType type)

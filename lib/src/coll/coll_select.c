@@ -15,9 +15,13 @@
  *      (the first listed on a tie).
  */
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "coll.h"
 #include "rt/rt.h"
@@ -195,9 +199,23 @@ static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
 
 static tcaresult load_rules(const char *path)
 {
-    FILE *f = fopen(path, "r");
+    /* O_NONBLOCK: opening a FIFO would wait for a writer; a device or FIFO
+     * would never end (or never start) the file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "p2coll: P2_COLL_RULES: %s: cannot open: %s\n", path, strerror(errno));
+        return TCA_ERROR_INVALID_ARGUMENT;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "p2coll: P2_COLL_RULES: %s: not a regular file\n", path);
+        close(fd);
+        return TCA_ERROR_INVALID_ARGUMENT;
+    }
+    FILE *f = fdopen(fd, "r");
     if (!f) {
-        fprintf(stderr, "p2coll: P2_COLL_RULES: %s: cannot open\n", path);
+        fprintf(stderr, "p2coll: P2_COLL_RULES: %s: cannot open: %s\n", path, strerror(errno));
+        close(fd);
         return TCA_ERROR_INVALID_ARGUMENT;
     }
     char line[512];
@@ -248,13 +266,38 @@ static tcaresult load_rules(const char *path)
     return status;
 }
 
+static void forced_var(coll_kind kind, char *var, size_t size)
+{
+    snprintf(var, size, "P2_COLL_%s", coll_kind_names[kind]);
+    for (char *c = var; *c; c++)
+        *c = (char)toupper((unsigned char)*c);
+}
+
 static const char *forced_env(coll_kind kind)
 {
     char var[64];
-    snprintf(var, sizeof var, "P2_COLL_%s", coll_kind_names[kind]);
-    for (char *c = var; *c; c++)
-        *c = (char)toupper((unsigned char)*c);
+    forced_var(kind, var, sizeof var);
     return getenv(var);
+}
+
+/* A forced algorithm that cannot be used: NOT_SUPPORTED alone would not
+ * say which variable, nor what it may name. */
+static void report_forced(const coll_plan *p, const char *name, int known)
+{
+    char var[64], list[256] = "";
+    forced_var(p->kind, var, sizeof var);
+    for (size_t i = 0; i < NALGORITHMS; i++)
+        if (algorithms[i]->kind == p->kind)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "",
+                     algorithms[i]->name);
+    if (known)
+        fprintf(stderr, "p2coll: %s=%s cannot run this call (count %zu, %d ranks, %s buffers); "
+                        "%s algorithms: %s\n",
+                var, name, p->count, p->size, p->send.gpu || p->recv.gpu ? "GPU" : "host",
+                coll_kind_names[p->kind], list);
+    else
+        fprintf(stderr, "p2coll: %s=%s: no such %s algorithm (%s)\n", var, name,
+                coll_kind_names[p->kind], list);
 }
 
 void coll_forced_name(coll_kind kind, char *out, size_t size)
@@ -269,8 +312,10 @@ tcaresult coll_select(coll_plan *p)
     const char *forced = forced_env(p->kind);
     if (forced && *forced) {
         const coll_algorithm *a = find(p->kind, forced);
-        if (!a || !a->eligible(p))
+        if (!a || !a->eligible(p)) {
+            report_forced(p, forced, a != NULL);
             return TCA_ERROR_NOT_SUPPORTED;
+        }
         p->algo = a;
         p->forced = 1;
         return TCA_SUCCESS;

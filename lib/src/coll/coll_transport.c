@@ -27,6 +27,7 @@
  * steps and senders are told apart; the run bits keep a late notification of
  * the previous run from being taken for this one.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "coll.h"
@@ -102,8 +103,19 @@ static tcaresult wait_ready(coll_plan *p, int dst)
     if (w != P2_CHAN_OK)
         return TCA_ERROR_DEVICE;
     uint64_t got = *word;
-    if ((got & ~WITH_HANDLE) != ready_word(p))
-        return TCA_ERROR_INVALID_ARGUMENT; /* dst called with other arguments */
+    if ((got & ~WITH_HANDLE) != ready_word(p)) {
+        /* The token carries a hash of dst's arguments, not the arguments. */
+        char root[24] = "";
+        if (p->kind == COLL_BCAST || p->kind == COLL_SCATTER || p->kind == COLL_GATHER ||
+            p->kind == COLL_REDUCE)
+            snprintf(root, sizeof root, ", root %d", p->root);
+        fprintf(stderr,
+                "p2coll: p2_%s (count %zu%s) at rank %d: rank %d called it with other arguments "
+                "(count, type, op, root or algorithm; P2_COLL_CHECK=1 names which)\n",
+                coll_kind_names[p->kind], p->count, root, p->comm->world_rank[p->rank],
+                p->comm->world_rank[dst]);
+        return TCA_ERROR_INVALID_ARGUMENT;
+    }
     /* The slot is shared by every plan of the comm: its handle is this
      * plan's only when this token says so (it came before the word). */
     if (got & WITH_HANDLE)

@@ -15,6 +15,7 @@
  * once its own children arrived), then down (release writes), 2 log2 p one-way
  * latencies. Hardware barrier: one arrival store and a wait, flat in p.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "fmpl/fmpl_internal.h"
@@ -120,13 +121,34 @@ void fmpl_barrier(const fmpl_comm_t *comm, int *ier)
 
 /* ---- Broadcast ------------------------------------------------------------------------ */
 
-static int bcast_tree(void *buf, size_t size, int root, fmpl_comm_state *c)
+/* `mismatch` (allreduce; NULL otherwise): in, this rank knows the call
+ * failed; out, it learned so from its parent (a refusal, or a message of
+ * another size than its own), and either way it passed a refusal on to its
+ * children instead of the data, so every rank below learns it too. */
+static int bcast_tree(void *buf, size_t size, int root, fmpl_comm_state *c, int *mismatch)
 {
     const int p = c->size, v = (c->me - root + p) % p;
     fmpl_chan *ch = &fmpl_g.coll;
     int rc = FMPL_SUCCESS;
-    if (v > 0)
-        rc = fmpl_chan_recv(ch, buf, size, pos_rank(c, parent_of(v), root), FMPL_SLOT_BCAST);
+    if (v > 0) {
+        const int parent = pos_rank(c, parent_of(v), root);
+        rc = fmpl_chan_recv(ch, buf, size, parent, FMPL_SLOT_BCAST);
+        const int other_size =
+            rc == FMPL_SUCCESS && fmpl_chan_got(ch, parent, FMPL_SLOT_BCAST) != size;
+        if (mismatch && (rc == FMPL_ERR_TRUNCATE || other_size)) {
+            *mismatch = 1;
+            rc = FMPL_SUCCESS;
+        }
+    }
+    if (mismatch && *mismatch) {
+        for (int k = 1; k <= 2 && rc == FMPL_SUCCESS; k++)
+            if (2 * v + k < p) {
+                int r = fmpl_chan_refuse(ch, pos_rank(c, 2 * v + k, root), FMPL_SLOT_BCAST);
+                if (r != FMPL_ERR_TRUNCATE)
+                    rc = r;
+            }
+        return rc;
+    }
     int started[2] = {-1, -1};
     for (int k = 1; k <= 2 && rc == FMPL_SUCCESS; k++)
         if (2 * v + k < p) {
@@ -172,7 +194,7 @@ void fmpl_bcast(void *buf, size_t size, int root, const fmpl_comm_t *comm, int *
     FMPL_BEGIN();
     fmpl_comm_state *c;
     if (coll_args(buf, size, root, comm, &c, ier))
-        *ier = bcast_tree(buf, size, root, c);
+        *ier = bcast_tree(buf, size, root, c, NULL);
     FMPL_END();
 }
 
@@ -228,8 +250,26 @@ out:
 /* The element size of one of the published functions, 0 for anything else. */
 size_t fmpl_func_elem(fmpl_func_t *f);
 
-static int reduce_tree(void *buf, int count, fmpl_func_t *func, size_t elem, int root,
-                       fmpl_comm_state *c, void *work)
+/*
+ * Counts that differ between ranks. Every edge of the tree compares the two
+ * ranks' sizes at no cost: the parent's receive has room for its own count,
+ * so a larger message is refused on both sides (FMPL_ERR_TRUNCATE) and a
+ * smaller one shows in the bytes received. A rank that sees a difference, or
+ * learns of one from a child, still takes every step, but sends its parent a
+ * refusal instead of data; the refusals reach the root, and the broadcast of
+ * an allreduce carries them down to every rank (bcast_tree). So every rank
+ * of an allreduce, and of a reduce the root and the ranks between it and a
+ * difference, return FMPL_ERR_ARG; nobody waits for a message that never
+ * comes. The rank that sees a difference names both counts on stderr.
+ */
+static void report_counts(const char *call, int other, size_t other_bytes, size_t elem, int count)
+{
+    fprintf(stderr, "%s: rank %d: the ranks passed different counts: %d here, %zu%s at rank %d\n",
+            call, fmpl_g.rank, count, other_bytes / elem, other_bytes % elem ? "+" : "", other);
+}
+
+static int reduce_tree(const char *call, void *buf, int count, fmpl_func_t *func, size_t elem,
+                       int root, fmpl_comm_state *c, void *work, int *mismatch)
 {
     const int p = c->size, v = (c->me - root + p) % p;
     const size_t bytes = (size_t)count * elem;
@@ -237,12 +277,33 @@ static int reduce_tree(void *buf, int count, fmpl_func_t *func, size_t elem, int
     int rc = FMPL_SUCCESS;
     for (int k = 1; k <= 2 && rc == FMPL_SUCCESS; k++)
         if (2 * v + k < p) {
-            rc = fmpl_chan_recv(ch, work, bytes, pos_rank(c, 2 * v + k, root), FMPL_SLOT_REDUCE);
-            if (rc == FMPL_SUCCESS)
+            const int child = pos_rank(c, 2 * v + k, root);
+            rc = fmpl_chan_recv(ch, work, bytes, child, FMPL_SLOT_REDUCE);
+            if (rc == FMPL_ERR_TRUNCATE) {
+                *mismatch = 1; /* the child said so: it named the counts, or heard of them */
+                rc = FMPL_SUCCESS;
+            } else if (rc == FMPL_SUCCESS && fmpl_chan_got(ch, child, FMPL_SLOT_REDUCE) != bytes) {
+                report_counts(call, child, fmpl_chan_got(ch, child, FMPL_SLOT_REDUCE), elem, count);
+                *mismatch = 1;
+            } else if (rc == FMPL_SUCCESS && !*mismatch) {
                 func(buf, work, count);
+            }
         }
-    if (v > 0 && rc == FMPL_SUCCESS)
-        rc = fmpl_chan_send(ch, buf, bytes, pos_rank(c, parent_of(v), root), FMPL_SLOT_REDUCE);
+    if (v > 0 && rc == FMPL_SUCCESS) {
+        const int parent = pos_rank(c, parent_of(v), root);
+        if (*mismatch) {
+            rc = fmpl_chan_refuse(ch, parent, FMPL_SLOT_REDUCE);
+        } else {
+            rc = fmpl_chan_send(ch, buf, bytes, parent, FMPL_SLOT_REDUCE);
+            if (rc == FMPL_ERR_TRUNCATE) {
+                size_t i = (size_t)parent * (size_t)ch->count + FMPL_SLOT_REDUCE;
+                report_counts(call, parent, ch->ma[i].size, elem, count);
+                *mismatch = 1;
+            }
+        }
+        if (rc == FMPL_ERR_TRUNCATE)
+            rc = FMPL_SUCCESS;
+    }
     return rc;
 }
 
@@ -280,8 +341,12 @@ void fmpl_reduce(void *buf, int count, fmpl_func_t *func, int root, const fmpl_c
     FMPL_BEGIN();
     fmpl_comm_state *c;
     size_t elem;
-    if (reduce_args(buf, count, func, root, comm, work, &c, &elem, ier))
-        *ier = reduce_tree(buf, count, func, elem, root, c, work);
+    int mismatch = 0;
+    if (reduce_args(buf, count, func, root, comm, work, &c, &elem, ier)) {
+        *ier = reduce_tree("fmpl_reduce", buf, count, func, elem, root, c, work, &mismatch);
+        if (*ier == FMPL_SUCCESS && mismatch)
+            *ier = FMPL_ERR_ARG;
+    }
     FMPL_END();
 }
 
@@ -294,10 +359,13 @@ void fmpl_allreduce(void *buf, int count, fmpl_func_t *func, const fmpl_comm_t *
     FMPL_BEGIN();
     fmpl_comm_state *c;
     size_t elem;
+    int mismatch = 0;
     if (reduce_args(buf, count, func, 0, comm, work, &c, &elem, ier)) {
-        *ier = reduce_tree(buf, count, func, elem, 0, c, work);
+        *ier = reduce_tree("fmpl_allreduce", buf, count, func, elem, 0, c, work, &mismatch);
         if (*ier == FMPL_SUCCESS)
-            *ier = bcast_tree(buf, (size_t)count * elem, 0, c);
+            *ier = bcast_tree(buf, (size_t)count * elem, 0, c, &mismatch);
+        if (*ier == FMPL_SUCCESS && mismatch)
+            *ier = FMPL_ERR_ARG;
     }
     FMPL_END();
 }
@@ -396,7 +464,7 @@ void fmpl_comm_create(fmpl_comm_t *comm, int key, int *ier)
         rc = fmpl_chan_send(ch, &v[0], sizeof v[0], comm->ranks[0], FMPL_SLOT_COMM);
     }
     if (rc == FMPL_SUCCESS)
-        rc = bcast_tree(&v[0].verdict, sizeof v[0].verdict, 0, &tmp);
+        rc = bcast_tree(&v[0].verdict, sizeof v[0].verdict, 0, &tmp, NULL);
     int64_t verdict = v[0].verdict;
     fmpl_free(v);
     if (rc != FMPL_SUCCESS) {

@@ -18,7 +18,9 @@ const char *fmpl_error_string(int ier)
     case FMPL_ERR_NOT_INIT: return "FMPL_ERR_NOT_INIT: fmpl_init has not run";
     case FMPL_ERR_INIT: return "FMPL_ERR_INIT: fmpl_init called twice";
     case FMPL_ERR_NO_DEVICE: return "FMPL_ERR_NO_DEVICE: no SR8000 NIA (not under p2run, or no 'device sr8000' in the topology)";
-    case FMPL_ERR_ARG: return "FMPL_ERR_ARG: a NULL pointer or a negative size or count";
+    case FMPL_ERR_ARG:
+        return "FMPL_ERR_ARG: a NULL pointer, a negative size or count, or counts that differ "
+               "between ranks";
     case FMPL_ERR_RANK: return "FMPL_ERR_RANK: a rank outside the job or the communicator";
     case FMPL_ERR_SLOT: return "FMPL_ERR_SLOT: matching-area index outside 0 .. count-1";
     case FMPL_ERR_SLOT_BUSY: return "FMPL_ERR_SLOT_BUSY: this (peer, slot) already has a live send or receive";

@@ -132,6 +132,15 @@ int fmpl_chan_isend(fmpl_chan *ch, const void *buf, size_t size, int dst, int sl
 int fmpl_chan_wait_send(fmpl_chan *ch, int dst, int slot);
 int fmpl_chan_irecv(fmpl_chan *ch, void *buf, size_t size, int src, int slot);
 int fmpl_chan_wait_recv(fmpl_chan *ch, int src, int slot);
+/* A send that moves nothing and fails the receive (and itself) with
+ * FMPL_ERR_TRUNCATE, as a message too large for the receive buffer does: how
+ * a collective tells the rank waiting for its data that the call failed. */
+int fmpl_chan_refuse(fmpl_chan *ch, int dst, int slot);
+/* Bytes the last completed receive from src on `slot` got. */
+static inline uint64_t fmpl_chan_got(const fmpl_chan *ch, int src, int slot)
+{
+    return ch->recv_got[(size_t)src * (size_t)ch->count + (size_t)slot];
+}
 
 /* A communicator of this process (NULL and *ier set when not). */
 fmpl_comm_state *fmpl_comm_of(const fmpl_comm_t *comm, int *ier);

@@ -40,9 +40,10 @@ static int check_peer(fmpl_chan *ch, int peer, int slot)
     return FMPL_SUCCESS;
 }
 
-/* Kicks the data (or, when it does not fit, the refusal) of send (dst,
- * slot), whose header is here. Returns FMPL_ERR_TRUNCATE for a refusal. */
-static int kick_data(fmpl_chan *ch, const void *buf, size_t size, int dst, int slot)
+/* Kicks the data (or, when it does not fit or `refuse` is set, the refusal)
+ * of send (dst, slot), whose header is here. Returns FMPL_ERR_TRUNCATE for a
+ * refusal. */
+static int kick(fmpl_chan *ch, const void *buf, size_t size, int dst, int slot, int refuse)
 {
     size_t i = (size_t)dst * (size_t)ch->count + (size_t)slot;
     const fmpl_match_t *h = &ch->ma[i];
@@ -54,7 +55,7 @@ static int kick_data(fmpl_chan *ch, const void *buf, size_t size, int dst, int s
      * between seeing it and the kick; so is rewriting the TCW, which every
      * message does (its flag carries the new sequence number). */
     fmpl_charge(fmpl_g.rt->fmpl.header_check_ps);
-    if (size > h->size) {
+    if (refuse || size > h->size) {
         modified = fmpl_tcw_set(t, SR_TCW_FLAG, (unsigned)fmpl_g.node_of[dst], 0, 0, 0, 0, ch->area_fa,
                                 flag_at, FMPL_FLAG(seq, 0) | FMPL_FLAG_TRUNC);
         rc = FMPL_ERR_TRUNCATE;
@@ -68,6 +69,11 @@ static int kick_data(fmpl_chan *ch, const void *buf, size_t size, int dst, int s
     ch->send_started[i] = 1;
     ch->send_size[i] = size;
     return rc;
+}
+
+static int kick_data(fmpl_chan *ch, const void *buf, size_t size, int dst, int slot)
+{
+    return kick(ch, buf, size, dst, slot, 0);
 }
 
 /* Waits until a kicked send's data has left; the slot is free again. */
@@ -119,6 +125,17 @@ int fmpl_chan_send(fmpl_chan *ch, const void *buf, size_t size, int dst, int slo
     if (header_here(ch, i, 1) < 0)
         return FMPL_ERR_DEVICE;
     return put_data(ch, buf, size, dst, slot);
+}
+
+int fmpl_chan_refuse(fmpl_chan *ch, int dst, int slot)
+{
+    size_t i;
+    int rc = start_send(ch, NULL, 0, dst, slot, &i);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (header_here(ch, i, 1) < 0)
+        return FMPL_ERR_DEVICE;
+    return finish_data(ch, dst, slot, kick(ch, NULL, 0, dst, slot, 1));
 }
 
 int fmpl_chan_isend(fmpl_chan *ch, const void *buf, size_t size, int dst, int slot)
