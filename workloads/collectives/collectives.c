@@ -214,6 +214,7 @@ int main(int argc, char **argv)
             snprintf(error, sizeof error,
                      "-a: %s has no algorithm '%s' that runs %zu bytes on %d ranks", coll->name,
                      algo, a.count * es, size);
+            wl_report_discard(report);
             return usage_failure(&program, error);
         }
         WL_TCA(ir);

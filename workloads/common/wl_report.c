@@ -256,6 +256,15 @@ static int finish_file(FILE *f, const char *flag, const char *path)
     return failed ? -1 : 0;
 }
 
+static void report_free(wl_report *r)
+{
+    free(r->meta.data);
+    free(r->notes.data);
+    free(r->rows.data);
+    free(r->title);
+    free(r);
+}
+
 int wl_report_close(wl_report *report)
 {
     if (!report)
@@ -290,10 +299,17 @@ int wl_report_close(wl_report *report)
     int json_status = finish_file(r->json, "--json", r->json_path);
     if (csv_status != 0 || json_status != 0)
         status = -1;
-    free(r->meta.data);
-    free(r->notes.data);
-    free(r->rows.data);
-    free(r->title);
-    free(r);
+    report_free(r);
     return status;
+}
+
+void wl_report_discard(wl_report *report)
+{
+    if (!report)
+        return;
+    if (report->csv)
+        fclose(report->csv);
+    if (report->json)
+        fclose(report->json);
+    report_free(report);
 }

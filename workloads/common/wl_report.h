@@ -71,6 +71,9 @@ void wl_report_row(wl_report *report, const wl_cell *cells);
 /* Writes the JSON file, closes the files and frees the report. Returns 0, or
  * -1 (with a message on stderr) if writing a file failed. NULL is a no-op. */
 int wl_report_close(wl_report *report);
+/* Closes the files without writing the JSON and frees the report (a run that
+ * ends in an error). NULL is a no-op. */
+void wl_report_discard(wl_report *report);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
  */
 #include <stdio.h>
 
+#include <string.h>
+
 #include "coll.h"
 
 int coll_type_valid(tcaDataType type)
@@ -69,29 +71,44 @@ tcaresult coll_op_check(tcaDataType type, tcaOp op)
 /* Integer sums and products are computed in an unsigned type of at least the
  * operand's width (U), so that they wrap modulo 2^bits as the hardware does
  * instead of overflowing signed arithmetic (undefined in C; unsigned short
- * operands would even be promoted to int and overflow there). */
+ * operands would even be promoted to int and overflow there).
+ * Elements are loaded and stored with memcpy: a buffer, or a piece of one,
+ * need not be aligned for its type (a long double wants 16 bytes, a scratch
+ * slot gives 8), and the compiler makes plain moves of it. */
+#define EACH(T, EXPR)                                                                    \
+    for (size_t i = 0; i < n; i++) {                                                     \
+        T a, b;                                                                          \
+        memcpy(&a, d + i * sizeof(T), sizeof a);                                         \
+        memcpy(&b, s + i * sizeof(T), sizeof b);                                         \
+        a = (EXPR);                                                                      \
+        memcpy(d + i * sizeof(T), &a, sizeof a);                                         \
+    }
 #define ARITH(T, U)                                                                      \
-    static void reduce_##T##_arith(T *d, const T *s, size_t n, tcaOp op)                 \
+    static void reduce_##T##_arith(void *dv, const void *sv, size_t n, tcaOp op)         \
     {                                                                                    \
+        unsigned char *d = dv;                                                           \
+        const unsigned char *s = sv;                                                     \
         switch (op) {                                                                    \
-        case TCA_OP_SUM: for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] + (U)s[i]); break; \
-        case TCA_OP_PROD: for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] * (U)s[i]); break; \
-        case TCA_OP_MAX: for (size_t i = 0; i < n; i++) if (s[i] > d[i]) d[i] = s[i]; break; \
-        case TCA_OP_MIN: for (size_t i = 0; i < n; i++) if (s[i] < d[i]) d[i] = s[i]; break; \
-        case TCA_OP_LAND: for (size_t i = 0; i < n; i++) d[i] = (T)((d[i] != 0) && (s[i] != 0)); break; \
-        case TCA_OP_LOR: for (size_t i = 0; i < n; i++) d[i] = (T)((d[i] != 0) || (s[i] != 0)); break; \
-        case TCA_OP_LXOR: for (size_t i = 0; i < n; i++) d[i] = (T)((d[i] != 0) != (s[i] != 0)); break; \
+        case TCA_OP_SUM: EACH(T, (T)((U)a + (U)b)) break;                                \
+        case TCA_OP_PROD: EACH(T, (T)((U)a * (U)b)) break;                               \
+        case TCA_OP_MAX: EACH(T, b > a ? b : a) break;                                   \
+        case TCA_OP_MIN: EACH(T, b < a ? b : a) break;                                   \
+        case TCA_OP_LAND: EACH(T, (T)((a != 0) && (b != 0))) break;                      \
+        case TCA_OP_LOR: EACH(T, (T)((a != 0) || (b != 0))) break;                       \
+        case TCA_OP_LXOR: EACH(T, (T)((a != 0) != (b != 0))) break;                      \
         default: break;                                                                  \
         }                                                                                \
     }
 #define BITS(T)                                                                          \
-    static void reduce_##T##_bits(T *d, const T *s, size_t n, tcaOp op)                  \
+    static void reduce_##T##_bits(void *dv, const void *sv, size_t n, tcaOp op)          \
     {                                                                                    \
+        unsigned char *d = dv;                                                           \
+        const unsigned char *s = sv;                                                     \
         switch (op) {                                                                    \
-        case TCA_OP_BAND: for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] & s[i]); break; \
-        case TCA_OP_BOR: for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] | s[i]); break;  \
-        case TCA_OP_BXOR: for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] ^ s[i]); break; \
-        default: reduce_##T##_arith(d, s, n, op); break;                                 \
+        case TCA_OP_BAND: EACH(T, (T)(a & b)) break;                                     \
+        case TCA_OP_BOR: EACH(T, (T)(a | b)) break;                                      \
+        case TCA_OP_BXOR: EACH(T, (T)(a ^ b)) break;                                     \
+        default: reduce_##T##_arith(dv, sv, n, op); break;                               \
         }                                                                                \
     }
 

@@ -100,11 +100,17 @@ class IbDriver : public sc_core::sc_module {
 inline void with_ib_cluster(const Topology& topo, const Params& params,
                             const std::function<void(IbDriver&)>& body) {
   Cluster cluster(topo, params, RoutingPolicy::RingFirst);
+  bool finished = false;
   IbDriver driver("driver", cluster, [&](IbDriver& d) {
     body(d);
+    finished = true;
     sc_core::sc_stop();
   });
   sc_core::sc_start();
+  // A body still waiting when nothing is left to simulate would skip its
+  // remaining checks silently.
+  EXPECT_TRUE(finished) << "the test body waits for something that never happens (at "
+                        << sc_core::sc_time_stamp() << ")";
 }
 
 inline ib_wqe wqe(uint8_t op, unsigned dest, uint64_t local, uint32_t len, uint64_t remote = 0,

@@ -88,9 +88,14 @@ class Driver : public sc_core::sc_module {
       wait(changed_);
     }
   }
+  // Until cond holds; cond must depend on what the observers report (device
+  // changes, bytes landing in memory), or the body waits forever.
   void wait_until(const std::function<bool()>& cond) {
     while (!cond()) wait(changed_);
   }
+  // Lets `t` of simulated time pass: for outcomes no observer reports (a
+  // dropped store or write only counts).
+  void pass(sc_core::sc_time t) { wait(t); }
 
  private:
   void run() { body_(*this); }
@@ -103,11 +108,17 @@ class Driver : public sc_core::sc_module {
 inline void with_cluster(const Topology& topo, const Params& params,
                          const std::function<void(Driver&)>& body) {
   Cluster cluster(topo, params, RoutingPolicy::RingFirst);
+  bool finished = false;
   Driver driver("driver", cluster, [&](Driver& d) {
     body(d);
+    finished = true;
     sc_core::sc_stop();
   });
   sc_core::sc_start();
+  // A body still waiting when nothing is left to simulate would skip its
+  // remaining checks silently.
+  EXPECT_TRUE(finished) << "the test body waits for something that never happens (at "
+                        << sc_core::sc_time_stamp() << ")";
 }
 
 inline p2_desc desc(uint64_t src, uint64_t dst, uint32_t len, uint32_t flags = 0, uint64_t next = 0) {

@@ -78,8 +78,14 @@ class Sr : public sc_core::sc_module {
  private:
   void run() {
     body_(*this);
+    finished = true;
     sc_core::sc_stop();
   }
+
+ public:
+  bool finished = false;
+
+ private:
   Cluster& c_;
   std::function<void(Sr&)> body_;
   sc_core::sc_event changed_;
@@ -90,6 +96,10 @@ void with_sr8000(const std::string& shape, const std::function<void(Sr&)>& body,
   Cluster cluster(topo, params, RoutingPolicy::RingFirst);
   Sr driver("driver", cluster, body);
   sc_core::sc_start();
+  // A body still waiting when nothing is left to simulate would skip its
+  // remaining checks silently.
+  EXPECT_TRUE(driver.finished) << "the test body waits for something that never happens (at "
+                               << sc_core::sc_time_stamp() << ")";
 }
 
 // A write of `size` bytes from node `from`'s offset `src` to `to`'s area 0 at
