@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,11 +132,15 @@ static void usage(FILE *out)
             P2_JOB_MAX_RANKS, P2RUN_DEFAULT_TOPOLOGY, P2RUN_DEFAULT_MPI_TOPOLOGY);
 }
 
-static int usage_error(const char *fmt, const char *a, const char *b)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
+    va_list args;
+    va_start(args, fmt);
     fprintf(stderr, "p2run: ");
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, args);
     fprintf(stderr, " (p2run --help for usage)\n");
+    va_end(args);
     return P2RUN_USAGE;
 }
 
@@ -159,8 +164,7 @@ static int parse_numbers(const char *n, const char *timeout, options *o)
         errno = 0;
         double v = strtod(timeout, &end);
         if (errno || *end || end == timeout || !(v > 0))
-            return usage_error("--timeout: '%s' is not a positive number of seconds%s", timeout,
-                               "");
+            return usage_error("--timeout: '%s' is not a positive number of seconds", timeout);
         o->timeout_s = v;
     }
     return 0;
@@ -170,15 +174,14 @@ static int parse_numbers(const char *n, const char *timeout, options *o)
 static int check_choices(const options *o)
 {
     if (o->nranks == 0)
-        return usage_error("-n N is required%s%s", "", "");
+        return usage_error("-n N is required");
     if (strcmp(o->clock, "model") != 0 && strcmp(o->clock, "cpu") != 0)
-        return usage_error("--clock: '%s' is not 'model' or 'cpu'%s", o->clock, "");
+        return usage_error("--clock: '%s' is not 'model' or 'cpu'", o->clock);
     if (strcmp(o->gpu, "real") != 0 && strcmp(o->gpu, "emulated") != 0 &&
         strcmp(o->gpu, "auto") != 0)
-        return usage_error("--gpu: '%s' is not 'real', 'emulated' or 'auto'%s", o->gpu, "");
+        return usage_error("--gpu: '%s' is not 'real', 'emulated' or 'auto'", o->gpu);
     if (o->launcher && strcmp(o->launcher, "mpirun") != 0)
-        return usage_error("--launcher: '%s' is not supported (only 'mpirun')%s", o->launcher,
-                           "");
+        return usage_error("--launcher: '%s' is not supported (only 'mpirun')", o->launcher);
     return 0;
 }
 
@@ -216,7 +219,7 @@ static int parse_options(int argc, char **argv, options *o)
         const char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         if (name_len >= sizeof name)
-            return usage_error("unknown flag '%s'%s", arg, "");
+            return usage_error("unknown flag '%s'", arg);
         memcpy(name, arg, name_len);
         name[name_len] = '\0';
         if (eq)
@@ -229,10 +232,10 @@ static int parse_options(int argc, char **argv, options *o)
         while (f < sizeof flags / sizeof flags[0] && strcmp(name, flags[f].name) != 0)
             f++;
         if (f == sizeof flags / sizeof flags[0])
-            return usage_error("unknown flag '%s'%s", arg, "");
+            return usage_error("unknown flag '%s'", arg);
         if (!value) {
             if (i + 1 >= argc)
-                return usage_error("flag '%s' needs a value%s", name, "");
+                return usage_error("flag '%s' needs a value", name);
             value = argv[++i];
         }
         /* A second one would silently replace the first; an empty one would
@@ -240,7 +243,7 @@ static int parse_options(int argc, char **argv, options *o)
         if (given & (1u << f))
             return usage_error("flag '%s' is given twice ('%s' the second time)", name, value);
         if (!*value)
-            return usage_error("flag '%s' needs a value, not an empty one%s", name, "");
+            return usage_error("flag '%s' needs a value, not an empty one", name);
         given |= 1u << f;
         *flags[f].value = value;
     }
@@ -250,8 +253,7 @@ static int parse_options(int argc, char **argv, options *o)
     if (rc != 0)
         return rc;
     if (i >= argc)
-        return usage_error("no program given: p2run -n N [flags] -- PROGRAM [ARGS...]%s%s", "",
-                           "");
+        return usage_error("no program given: p2run -n N [flags] -- PROGRAM [ARGS...]");
     o->program = &argv[i];
     return 0;
 }
