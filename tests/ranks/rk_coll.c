@@ -835,7 +835,14 @@ static void subcomm(void)
         CHECK(p2_allgather(s, r, 10, TCA_INT, even));
         check(ALLGATHER, "sub", r, 10, 0, me, np, 0);
         CHECK(p2_barrier(even));
+        p2_comm_t copy = even;
         CHECK(p2_comm_free(&even));
+        /* A copy of the freed handle is refused, not read. */
+        if (p2_comm_rank(copy) != -1 || p2_barrier(copy) != TCA_ERROR_INVALID_HANDLE ||
+            p2_comm_free(&copy) != TCA_ERROR_INVALID_HANDLE) {
+            fprintf(stderr, "rank %d: a freed comm is still taken\n", rank);
+            failures++;
+        }
     }
     CHECK(p2_barrier(P2_COMM_WORLD));
     printf("rank %d: subcomm: %s\n", rank, failures ? "WRONG" : "all right");

@@ -60,6 +60,7 @@ struct p2_comm {
     tcaHandle mailbox_h[P2_COLL_MAX_RANKS];
     uint64_t exchange_seq, barrier_seq, run_seq;
     int after_barrier; /* the last collective run on it was a barrier */
+    struct p2_comm *next_live; /* the comms p2_comm_create made and nobody freed */
 };
 #define COLL_COMM_MAGIC 0x70326363u
 

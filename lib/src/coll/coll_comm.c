@@ -63,6 +63,21 @@ static tcaresult mailbox_alloc(p2_comm_t c)
     return TCA_SUCCESS;
 }
 
+/* Comms made by p2_comm_create and not yet freed. A handle is looked up here
+ * before it is read, so a copy of a freed one is refused without touching
+ * freed memory (a program has a few comms: the scan costs nothing). */
+static struct p2_comm *live_comms;
+
+static int comm_live(p2_comm_t comm)
+{
+    if (comm == P2_COMM_WORLD)
+        return 1;
+    for (const struct p2_comm *c = live_comms; c; c = c->next_live)
+        if (c == comm)
+            return 1;
+    return 0;
+}
+
 tcaresult coll_comm_get(p2_comm_t comm, p2_comm_t *out)
 {
     if (comm == P2_COMM_WORLD && !comm->ready) {
@@ -82,7 +97,7 @@ tcaresult coll_comm_get(p2_comm_t comm, p2_comm_t *out)
         comm->magic = COLL_COMM_MAGIC;
         comm->ready = 1;
     }
-    if (!comm || comm->magic != COLL_COMM_MAGIC || !comm->ready)
+    if (!comm_live(comm) || comm->magic != COLL_COMM_MAGIC || !comm->ready)
         return TCA_ERROR_INVALID_HANDLE;
     *out = comm;
     return TCA_SUCCESS;
@@ -166,6 +181,8 @@ tcaresult p2_comm_create(p2_comm_t parent, const int *ranks, int n, p2_comm_t *n
     }
     c->magic = COLL_COMM_MAGIC;
     c->ready = 1;
+    c->next_live = live_comms;
+    live_comms = c;
     *newcomm = c;
     return TCA_SUCCESS;
 }
@@ -178,7 +195,7 @@ tcaresult p2_comm_free(p2_comm_t *comm)
         return TCA_SUCCESS;
     if (*comm == P2_COMM_WORLD)
         return TCA_ERROR_INVALID_ARGUMENT;
-    if ((*comm)->magic != COLL_COMM_MAGIC)
+    if (!comm_live(*comm) || (*comm)->magic != COLL_COMM_MAGIC)
         return TCA_ERROR_INVALID_HANDLE;
     /* Nobody writes into this mailbox once every member has left the last
      * collective on it; a barrier makes sure. */
@@ -186,6 +203,11 @@ tcaresult p2_comm_free(p2_comm_t *comm)
     plan_cache_drop(*comm);
     tcaFree((*comm)->mailbox, tcaMemoryCPU);
     (*comm)->magic = 0;
+    for (struct p2_comm **p = &live_comms; *p; p = &(*p)->next_live)
+        if (*p == *comm) {
+            *p = (*comm)->next_live;
+            break;
+        }
     free(*comm);
     *comm = P2_COMM_NULL;
     return r;
