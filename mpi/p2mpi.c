@@ -54,16 +54,19 @@
 #include "ib_hw.h"
 #include "rt/rt.h"
 #include "tca_alloc.h"
+#include "p2mpi_layout.h"
 
 /* ---- Sizing (host-side mechanics; the timing lives in params.def) --------- */
-#define SQ_ENTRIES 1024
-#define RQ_ENTRIES 512
-#define CQ_ENTRIES 4096
-#define RECV_SLOTS 256 /* eager buffers kept posted */
-#define SEND_SLOTS 128
+/* The layout of mpi_host_bytes is shared with the simulator's load-time
+ * check (p2mpi_layout.h). */
+#define SQ_ENTRIES P2MPI_SQ_ENTRIES
+#define RQ_ENTRIES P2MPI_RQ_ENTRIES
+#define CQ_ENTRIES P2MPI_CQ_ENTRIES
+#define RECV_SLOTS P2MPI_RECV_SLOTS
+#define SEND_SLOTS P2MPI_SEND_SLOTS
 #define REPOST_BATCH 16 /* receive buffers reposted per doorbell */
 #define CQ_TAIL_BATCH 256 /* completions consumed per CQ_TAIL update (CQ_ENTRIES / 16) */
-#define HDR_BYTES 64
+#define HDR_BYTES P2MPI_HDR_BYTES
 
 enum { H_EAGER = 1, H_RTS = 2, H_CTS = 3, H_FIN = 4, H_CHUNK = 5 };
 #define CTS_CHUNKS 1u /* CTS flags: the receiver stages GPU data: CHUNK per chunk, no FIN */
@@ -1174,15 +1177,13 @@ static void engine_start(void)
                 rt->rank);
         exit(1);
     }
-    E.slot_bytes = (HDR_BYTES + pm_eager_bytes + TCA_ARENA_ALIGN - 1) / TCA_ARENA_ALIGN *
-                   TCA_ARENA_ALIGN;
-    uint64_t fixed = SQ_ENTRIES * IB_WQE_SIZE + RQ_ENTRIES * IB_RQE_SIZE +
-                     CQ_ENTRIES * IB_CQE_SIZE + (RECV_SLOTS + SEND_SLOTS) * E.slot_bytes;
-    if (rt->mpi_host_bytes < fixed + (1u << 20)) {
+    E.slot_bytes = p2mpi_slot_bytes(pm_eager_bytes);
+    uint64_t fixed = p2mpi_fixed_bytes(pm_eager_bytes);
+    if (rt->mpi_host_bytes < fixed + P2MPI_MIN_STAGING_BYTES) {
         fprintf(stderr, "p2mpi: rank %d: mpi_host_bytes (%" PRIu64 ") is too small: the layer "
                         "needs %" PRIu64 " bytes for its queues and eager buffers and 1 MiB of "
                         "staging (host_memory_bytes %" PRIu64 ")\n",
-                rt->rank, rt->mpi_host_bytes, fixed + (1u << 20), rt->host.size);
+                rt->rank, rt->mpi_host_bytes, fixed + P2MPI_MIN_STAGING_BYTES, rt->host.size);
         exit(1);
     }
     uint64_t top = rt->host.size - rt->mpi_host_bytes;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ib_hw.h"
+#include "p2mpi_layout.h"
 
 namespace p2 {
 
@@ -172,25 +173,6 @@ ConfigError param_rule_error(const Params& params, std::initializer_list<std::st
   return last ? ConfigError(last->file, last->line, reason) : ConfigError(file, line, reason);
 }
 
-namespace {
-
-// The MPI layer's fixed share of mpi_host_bytes as MPI_Init lays it out
-// (engine_start, mpi/p2mpi.c): its send, receive and completion queues, then
-// its receive and send slots, a header and mpi_eager_bytes each, 64-byte
-// aligned. Rendezvous staging takes the rest, at least kMpiMinStagingBytes.
-constexpr uint64_t kMpiSendQueue = 1024, kMpiRecvQueue = 512, kMpiCompletionQueue = 4096;
-constexpr uint64_t kMpiRecvSlots = 256, kMpiSendSlots = 128, kMpiHeaderBytes = 64, kMpiAlign = 64;
-constexpr uint64_t kMpiMinStagingBytes = 1 << 20;
-
-uint64_t mpi_fixed_bytes(double eager_bytes) {
-  const uint64_t slot = (kMpiHeaderBytes + static_cast<uint64_t>(eager_bytes) + kMpiAlign - 1) /
-                        kMpiAlign * kMpiAlign;
-  return kMpiSendQueue * IB_WQE_SIZE + kMpiRecvQueue * IB_RQE_SIZE +
-         kMpiCompletionQueue * IB_CQE_SIZE + (kMpiRecvSlots + kMpiSendSlots) * slot;
-}
-
-}  // namespace
-
 void check_params(const Params& p, const std::string& file) {
   const std::string where = file.empty() ? "parameters (defaults)" : file;
   auto fail = [&](std::initializer_list<std::string_view> names, const std::string& reason) {
@@ -228,11 +210,13 @@ void check_params(const Params& p, const std::string& file) {
          "ring_bubble_tlps = " + v(p.ring_bubble_tlps) + " must be below output_queue_tlps = " +
              v(p.output_queue_tlps) + ": no TLP could ever enter a ring");
   // MPI_Init refuses a share that cannot hold the layer's own structures.
-  const uint64_t mpi_needs = mpi_fixed_bytes(p.mpi_eager_bytes) + kMpiMinStagingBytes;
+  const uint64_t mpi_needs =
+      p2mpi_fixed_bytes(static_cast<uint64_t>(p.mpi_eager_bytes)) + P2MPI_MIN_STAGING_BYTES;
   if (p.mpi_host_bytes < static_cast<double>(mpi_needs))
     fail({"mpi_host_bytes", "mpi_eager_bytes"},
          "mpi_host_bytes = " + v(p.mpi_host_bytes) + " cannot hold the MPI layer's queues and " +
-             std::to_string(kMpiRecvSlots + kMpiSendSlots) + " eager buffers of mpi_eager_bytes = " +
+             std::to_string(P2MPI_RECV_SLOTS + P2MPI_SEND_SLOTS) +
+             " eager buffers of mpi_eager_bytes = " +
              v(p.mpi_eager_bytes) + " and 1 MiB of rendezvous staging: they need " +
              std::to_string(mpi_needs) + " bytes");
   if (const char* credit = credits_short_of(p, p.max_payload_bytes))
