@@ -299,24 +299,22 @@ void Frontend::snapshot_clocks() {
     r.parked = !r.done && p2_ld_sc(&r.channel->parked_seq) > r.unparked_seq;
     int64_t pub = p2_ld(&r.channel->clock_pub);
     if (pub == P2_CLOCK_UNKNOWN) continue;
-    if (clock_ == P2_CLOCK_MODEL) {
-      r.published = pub > 0 ? static_cast<uint64_t>(pub) : 0;
+    if (pub > static_cast<int64_t>(P2_CHAN_MAX_STAMP_PS)) {
+      fault(r, "clock_pub", "is " + std::to_string(pub) +
+                                " ps, past the latest time a rank may reach (" + stamp_limit() + ")");
       continue;
     }
-    // --clock=cpu: the rank published its clock minus CPU time; its clock now
-    // is that plus the CPU time it has consumed so far.
-    char buf[96];
-    ssize_t n = r.cpu_fd >= 0 ? pread(r.cpu_fd, buf, sizeof buf - 1, 0) : -1;
-    if (n <= 0) continue;
-    buf[n] = '\0';
-    int64_t cpu_ps = static_cast<int64_t>(std::strtoull(buf, nullptr, 10)) * 1000LL;
-    int64_t clock = pub + cpu_ps;
-    r.published = clock > 0 ? static_cast<uint64_t>(clock) : 0;
+    if (clock_ == P2_CLOCK_CPU) {
+      // The rank published its clock minus CPU time; its clock now is that
+      // plus the CPU time it has consumed so far.
+      char buf[96];
+      ssize_t n = r.cpu_fd >= 0 ? pread(r.cpu_fd, buf, sizeof buf - 1, 0) : -1;
+      if (n <= 0) continue;
+      buf[n] = '\0';
+      pub += static_cast<int64_t>(std::strtoull(buf, nullptr, 10)) * 1000LL;
+    }
+    r.published = pub > 0 ? static_cast<uint64_t>(pub) : 0;
   }
-  for (Rank& r : ranks_)
-    if (r.published > P2_CHAN_MAX_STAMP_PS)
-      fault(r, "clock_pub", "is " + std::to_string(r.published) + " ps, past the latest time a rank may reach (" +
-                                stamp_limit() + ")");
 }
 
 uint64_t Frontend::horizon(Rank& r) const {
