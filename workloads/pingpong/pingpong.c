@@ -38,7 +38,6 @@
 
 #include "p2.h"
 #include "tca-api.h"
-#include "wl_gpu.h"
 #include "wl_options.h"
 #include "wl_pattern.h"
 #include "wl_report.h"
@@ -387,13 +386,7 @@ static void describe_run(wl_report *report, const pp_config *c, int size)
     wl_report_meta(report, "dma descriptors", "%s",
                    c->register_mode ? "chip registers (-i)" : "host memory (chain mode)");
     wl_report_meta(report, "time", "p2_wtime(), simulated; wall_s is host time per row");
-    char why[128];
-    int gpus = wl_gpu_count(why, sizeof why);
-    if (gpus > 0)
-        wl_report_meta(report, "gpu memory", "emulated by the model (%d CUDA device%s on this host)",
-                       gpus, gpus == 1 ? "" : "s");
-    else
-        wl_report_meta(report, "gpu memory", "emulated by the model (no GPU: %s)", why);
+    wl_report_meta(report, "gpu memory", "the node's GPU arena, timed by the model");
     if (c->runs[MODE_PIO])
         wl_report_note(report,
                        "PIO runs only up to --pio-max %s: a PIO message is simulated store by "
