@@ -49,7 +49,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "channel.h"
+#include "p2_job.h"
 #include "dev/dev.h"
 #include "ib_hw.h"
 #include "rt/rt.h"
@@ -330,7 +330,7 @@ void pm_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, i
     pm_charge_copy(n);
 }
 
-void pm_charge_copy(size_t n) { pm_charge((uint64_t)((double)n * 1000.0 / E.rt->mpi_copy_gbps)); }
+void pm_charge_copy(size_t n) { pm_charge((uint64_t)((double)n * 1000.0 / E.rt->prm.mpi_copy_gbps)); }
 
 /* ---- The HCA ------------------------------------------------------------------ */
 
@@ -448,7 +448,7 @@ static void req_free(pm_req *r)
 static pm_req *as_req(MPI_Request h) { return (pm_req *)(void *)h; }
 static MPI_Request as_handle(pm_req *r) { return (MPI_Request)(void *)r; }
 
-static uint64_t copy_ps(size_t n) { return (uint64_t)((double)n * 1000.0 / E.rt->mpi_copy_gbps); }
+static uint64_t copy_ps(size_t n) { return (uint64_t)((double)n * 1000.0 / E.rt->prm.mpi_copy_gbps); }
 
 /* ---- GPU buffers ----------------------------------------------------------------- */
 
@@ -480,9 +480,9 @@ static uint64_t gdr_d2h_ps(size_t n)
 {
     if (n == 0)
         return 0;
-    if (n <= E.rt->mpi_gdr_small_bytes)
-        return E.rt->mpi_gdr_load_ps;
-    return E.rt->mpi_gdrcopy_d2h_ps + (uint64_t)((double)n * 1000.0 / E.rt->mpi_gdrcopy_d2h_gbps);
+    if (n <= (uint64_t)E.rt->prm.mpi_gdr_small_bytes)
+        return p2_ns_ps(E.rt->prm.mpi_gdr_load_ns);
+    return p2_ns_ps(E.rt->prm.mpi_gdrcopy_d2h_ns) + (uint64_t)((double)n * 1000.0 / E.rt->prm.mpi_gdrcopy_d2h_gbps);
 }
 
 /* The receiver's CPU writing n bytes from an eager buffer into GPU memory
@@ -491,11 +491,11 @@ static uint64_t gdr_h2d_ps(size_t n)
 {
     if (n == 0)
         return 0;
-    if (n <= E.rt->mpi_gdr_small_bytes) {
-        uint64_t per = E.rt->bar_store_bytes ? E.rt->bar_store_bytes : 1;
-        return (n + per - 1) / per * E.rt->bar_store_ps;
+    if (n <= (uint64_t)E.rt->prm.mpi_gdr_small_bytes) {
+        uint64_t per = (uint64_t)E.rt->prm.pio_store_bytes ? (uint64_t)E.rt->prm.pio_store_bytes : 1;
+        return (n + per - 1) / per * p2_ns_ps(E.rt->prm.pio_store_ns);
     }
-    return E.rt->mpi_gdrcopy_h2d_ps + (uint64_t)((double)n * 1000.0 / E.rt->mpi_gdrcopy_h2d_gbps);
+    return p2_ns_ps(E.rt->prm.mpi_gdrcopy_h2d_ns) + (uint64_t)((double)n * 1000.0 / E.rt->prm.mpi_gdrcopy_h2d_gbps);
 }
 
 int pm_gpu_buf(const void *buf) { return buf && buf != MPI_IN_PLACE && gpu_buf(buf); }
@@ -513,37 +513,37 @@ static void charge_stage(size_t n, uint64_t (*gdrcopy_ps)(size_t), uint64_t call
 {
     if (n == 0)
         return;
-    if (n <= E.rt->mpi_gdrcopy_bytes)
+    if (n <= (uint64_t)E.rt->prm.mpi_gdrcopy_bytes)
         pm_charge(gdrcopy_ps(n));
     else
         pm_charge(call_ps + (uint64_t)((double)n * 1e12 /
                                        (n >= MV2_REGISTER_NAIVE_BUF ? pinned_bps
-                                                                    : E.rt->cuda.pageable_bps)));
+                                                                    : p2_gbps_Bps(E.rt->prm.cuda_pageable_gbps))));
 }
 
 void pm_charge_stage_d2h(size_t n)
 {
-    charge_stage(n, gdr_d2h_ps, E.rt->cuda.d2h_ps, E.rt->cuda.d2h_bps);
+    charge_stage(n, gdr_d2h_ps, p2_ns_ps(E.rt->prm.cuda_d2h_latency_ns), p2_gbps_Bps(E.rt->prm.cuda_d2h_gbps));
 }
 
 void pm_charge_stage_h2d(size_t n)
 {
-    charge_stage(n, gdr_h2d_ps, E.rt->cuda.h2d_ps, E.rt->cuda.h2d_bps);
+    charge_stage(n, gdr_h2d_ps, p2_ns_ps(E.rt->prm.cuda_h2d_latency_ns), p2_gbps_Bps(E.rt->prm.cuda_h2d_gbps));
 }
 
 void pm_charge_d2d(size_t n)
 {
     if (n)
-        pm_charge(E.rt->cuda.d2d_ps + (uint64_t)((double)n * 1e12 / E.rt->cuda.d2d_bps));
+        pm_charge(p2_ns_ps(E.rt->prm.cuda_d2d_latency_ns) + (uint64_t)((double)n * 1e12 / p2_gbps_Bps(E.rt->prm.cuda_d2d_gbps)));
 }
 
-void pm_coll_call_cost(void) { pm_charge(E.rt->mpi_coll_call_ps); }
-void pm_coll_step_cost(void) { pm_charge(E.rt->mpi_coll_step_ps); }
+void pm_coll_call_cost(void) { pm_charge(p2_ns_ps(E.rt->prm.mpi_coll_call_ns)); }
+void pm_coll_step_cost(void) { pm_charge(p2_ns_ps(E.rt->prm.mpi_coll_step_ns)); }
 
 void pm_charge_reduce(size_t n)
 {
-    if (n && E.rt->host_reduce_Bps > 0)
-        pm_charge((uint64_t)((double)n * 1e12 / E.rt->host_reduce_Bps));
+    if (n && p2_gbps_Bps(E.rt->prm.host_reduce_gbps) > 0)
+        pm_charge((uint64_t)((double)n * 1e12 / p2_gbps_Bps(E.rt->prm.host_reduce_gbps)));
 }
 
 static int matches(const pm_req *r, const pm_hdr *h)
@@ -629,7 +629,7 @@ static uint64_t engine_copy(uint64_t *free_at, uint64_t lat_ps, double bps, uint
 
 static uint64_t chunk_len(const pm_req *r, uint64_t k)
 {
-    uint64_t b = E.rt->mpi_cuda_block_bytes, off = k * b;
+    uint64_t b = (uint64_t)E.rt->prm.mpi_cuda_block_bytes, off = k * b;
     return r->bytes - off < b ? r->bytes - off : b;
 }
 
@@ -641,7 +641,7 @@ static int answer_rts(pm_req *r, const pm_hdr *h)
     uint64_t off = 0, addr = 0;
     uint32_t flags = 0;
     r->bytes = h->bytes;
-    if (h->bytes && h->bytes <= E.rt->mpi_gdr_recv_bytes &&
+    if (h->bytes && h->bytes <= (uint64_t)E.rt->prm.mpi_gdr_recv_bytes &&
         gpu_direct(r->buf, r->type, h->bytes, &addr)) {
         r->direct = 1; /* GPUDirect RDMA: the HCA writes the GPU buffer itself */
     } else {
@@ -652,7 +652,7 @@ static int answer_rts(pm_req *r, const pm_hdr *h)
         if (h->bytes && gpu_buf(r->buf)) { /* copied in chunk by chunk as CHUNKs arrive */
             r->piped = 1;
             r->chunks = r->chunks_left =
-                (h->bytes + E.rt->mpi_cuda_block_bytes - 1) / E.rt->mpi_cuda_block_bytes;
+                (h->bytes + (uint64_t)E.rt->prm.mpi_cuda_block_bytes - 1) / (uint64_t)E.rt->prm.mpi_cuda_block_bytes;
             flags = CTS_CHUNKS;
         }
     }
@@ -665,7 +665,7 @@ static int answer_rts(pm_req *r, const pm_hdr *h)
 
 static void write_chunk(pm_req *s, uint64_t k)
 {
-    uint64_t off = k * E.rt->mpi_cuda_block_bytes;
+    uint64_t off = k * (uint64_t)E.rt->prm.mpi_cuda_block_bytes;
     post_wqe(IB_OP_RDMA_WRITE, s->comm->world[s->peer], IB_RAIL_ANY, s->local + off,
              chunk_len(s, k), s->remote + off, WR(WR_CHUNK, (s->id << CHUNK_BITS) | k));
 }
@@ -677,8 +677,8 @@ static void write_chunk(pm_req *s, uint64_t k)
  * if the receiver wants CHUNKs. 0 if no staging memory is free yet. */
 static int answer_cts(pm_req *s, const pm_hdr *h)
 {
-    uint64_t off = 0, local = 0, b = E.rt->mpi_cuda_block_bytes;
-    int direct = s->bytes && s->bytes <= E.rt->mpi_gdr_send_bytes &&
+    uint64_t off = 0, local = 0, b = (uint64_t)E.rt->prm.mpi_cuda_block_bytes;
+    int direct = s->bytes && s->bytes <= (uint64_t)E.rt->prm.mpi_gdr_send_bytes &&
                  gpu_direct(s->buf, s->type, s->bytes, &local);
     if (!direct && s->bytes) {
         if (tca_arena_alloc(&E.stage, s->bytes, &off) != TCA_ARENA_OK)
@@ -705,7 +705,7 @@ static int answer_cts(pm_req *s, const pm_hdr *h)
                  s->bytes, 1u << CHUNK_BITS);
     for (uint64_t k = 0; k < s->chunks; k++) {
         if (s->piped) /* written when its copy out of the GPU ends */
-            ev_push(engine_copy(&E.d2h_free, E.rt->cuda.d2h_ps, E.rt->cuda.d2h_bps,
+            ev_push(engine_copy(&E.d2h_free, p2_ns_ps(E.rt->prm.cuda_d2h_latency_ns), p2_gbps_Bps(E.rt->prm.cuda_d2h_gbps),
                                 chunk_len(s, k)),
                     EV_D2H, s->id, k);
         else
@@ -784,8 +784,8 @@ static void arrived(const pm_hdr *h, const uint8_t *data)
     }
     case H_CHUNK: { /* a chunk is in staging: copy it into the GPU buffer */
         pm_req *r = req_by_id(h->rreq);
-        ev_push(engine_copy(&E.h2d_free, E.rt->cuda.h2d_ps, E.rt->cuda.h2d_bps, h->len), EV_H2D,
-                r->id, h->off / E.rt->mpi_cuda_block_bytes);
+        ev_push(engine_copy(&E.h2d_free, p2_ns_ps(E.rt->prm.cuda_h2d_latency_ns), p2_gbps_Bps(E.rt->prm.cuda_h2d_gbps), h->len), EV_H2D,
+                r->id, h->off / (uint64_t)E.rt->prm.mpi_cuda_block_bytes);
         return;
     }
     case H_FIN: {
@@ -824,7 +824,7 @@ static void completed_send(const ib_cqe *c)
         uint64_t k = v & ((1u << CHUNK_BITS) - 1);
         if (s->notify) {
             pm_hdr c = {.type = H_CHUNK, .src = pm_world_rank, .rreq = s->rreq,
-                        .off = k * E.rt->mpi_cuda_block_bytes, .len = (uint32_t)chunk_len(s, k)};
+                        .off = k * (uint64_t)E.rt->prm.mpi_cuda_block_bytes, .len = (uint32_t)chunk_len(s, k)};
             send_hdr(s->comm->world[s->peer], &c, NULL, 0);
         }
         if (--s->chunks_left)
@@ -910,7 +910,7 @@ static int progress(int block)
         const uint8_t *p = recv_slot(slot);
         pm_hdr h;
         memcpy(&h, p, sizeof h);
-        pm_charge(E.rt->mpi_call_ps);
+        pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
         arrived(&h, p + HDR_BYTES);
         E.repost[E.nrepost++] = slot;
         if (E.nrepost >= REPOST_BATCH) {
@@ -967,7 +967,7 @@ static pm_req *req_start(int kind, void *buf, int count, MPI_Datatype type, int 
     r->active = 1;
     *h = as_handle(r);
     describe(kind == RQ_SEND ? "to" : "from", peer, tag, c);
-    pm_charge(E.rt->mpi_call_ps);
+    pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
     return r;
 }
 
@@ -990,7 +990,7 @@ int pm_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, p
     pm_hdr h = {.src = pm_world_rank, .tag = tag, .ctx = r->ctx, .bytes = n, .sreq = r->id};
     /* GPU buffers: eager only up to the GDRCopy limit (MVAPICH2-GDR). */
     int gpu = gpu_buf(buf);
-    if (n <= (gpu && E.rt->mpi_gdrcopy_bytes < pm_eager_bytes ? E.rt->mpi_gdrcopy_bytes
+    if (n <= (gpu && (uint64_t)E.rt->prm.mpi_gdrcopy_bytes < pm_eager_bytes ? (uint64_t)E.rt->prm.mpi_gdrcopy_bytes
                                                                 : pm_eager_bytes) &&
         !sync) {
         h.type = H_EAGER;
@@ -1168,7 +1168,7 @@ static void engine_start(void)
     pm_world_rank = rt->rank;
     pm_world_size = rt->size;
     E.chan = &rt->job->ranks[rt->rank];
-    pm_eager_bytes = rt->mpi_eager_bytes;
+    pm_eager_bytes = (uint64_t)rt->prm.mpi_eager_bytes;
     E.dev = p2_device_get("ib");
     if (!E.dev) {
         fprintf(stderr, "p2mpi: rank %d: MPI messages move over the modelled InfiniBand rail, "
@@ -1179,14 +1179,14 @@ static void engine_start(void)
     }
     E.slot_bytes = p2mpi_slot_bytes(pm_eager_bytes);
     uint64_t fixed = p2mpi_fixed_bytes(pm_eager_bytes);
-    if (rt->mpi_host_bytes < fixed + P2MPI_MIN_STAGING_BYTES) {
+    if (rt->mpi_share_bytes < fixed + P2MPI_MIN_STAGING_BYTES) {
         fprintf(stderr, "p2mpi: rank %d: mpi_host_bytes (%" PRIu64 ") is too small: the layer "
                         "needs %" PRIu64 " bytes for its queues and eager buffers and 1 MiB of "
                         "staging (host_memory_bytes %" PRIu64 ")\n",
-                rt->rank, rt->mpi_host_bytes, fixed + P2MPI_MIN_STAGING_BYTES, rt->host.size);
+                rt->rank, rt->mpi_share_bytes, fixed + P2MPI_MIN_STAGING_BYTES, rt->host.size);
         exit(1);
     }
-    uint64_t top = rt->host.size - rt->mpi_host_bytes;
+    uint64_t top = rt->host.size - rt->mpi_share_bytes;
     E.base = rt->host.base + top;
     E.bus = rt->host.bus + top;
     E.sq_off = 0;
@@ -1195,7 +1195,7 @@ static void engine_start(void)
     E.recv_off = E.cq_off + CQ_ENTRIES * IB_CQE_SIZE;
     E.send_off = E.recv_off + RECV_SLOTS * E.slot_bytes;
     E.stage_off = E.send_off + SEND_SLOTS * E.slot_bytes;
-    if (tca_arena_init(&E.stage, rt->mpi_host_bytes - E.stage_off) != TCA_ARENA_OK)
+    if (tca_arena_init(&E.stage, rt->mpi_share_bytes - E.stage_off) != TCA_ARENA_OK)
         pm_fatal("out of memory");
     memset(E.base + E.cq_off, 0, CQ_ENTRIES * IB_CQE_SIZE);
     reg(IB_REG_SQ_SIZE, SQ_ENTRIES);
@@ -1256,7 +1256,7 @@ static int init_common(int *argc, char ***argv, int required, int *provided, int
     if (rc != MPI_SUCCESS)
         pm_fatal("Open MPI's own initialisation failed (%d)", rc);
     engine_start();
-    pm_charge(E.rt->mpi_call_ps);
+    pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
     pm_leave();
     return MPI_SUCCESS;
 }
@@ -1680,7 +1680,7 @@ int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *st)
         RETURN(MPI_SUCCESS);
     }
     describe("from", src, tag, c);
-    pm_charge(E.rt->mpi_call_ps);
+    pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
     probe_status(probe(src, tag, c, 1), c, st);
     RETURN(MPI_SUCCESS);
 }
@@ -1697,7 +1697,7 @@ int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
             st->MPI_SOURCE = MPI_PROC_NULL;
         RETURN(MPI_SUCCESS);
     }
-    pm_charge(E.rt->mpi_call_ps);
+    pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
     pm_unexp *u = probe(src, tag, c, 0);
     *flag = u != NULL;
     if (u)

@@ -623,24 +623,24 @@ static cudaError_t copy_cost(p2_rt *rt, void *dst, const void *src, size_t bytes
         (want_src && !device_range(rt, src, bytes, &fs)) || (!want_dst && dst_dev) ||
         (!want_src && src_dev))
         return cudaErrorInvalidValue;
-    const typeof(rt->cuda) *c = &rt->cuda;
+    const p2_rank_params *c = &rt->prm;
     switch (kind) {
     case cudaMemcpyHostToDevice:
         if (!host_pinned(rt, src, bytes))
             *waits = HOST_ALWAYS;
-        *ps = cost_ps(c->h2d_ps, (double)bytes,
-                      *waits == HOST_ALWAYS ? c->pageable_bps : c->h2d_bps);
+        *ps = cost_ps(p2_ns_ps(c->cuda_h2d_latency_ns), (double)bytes,
+                      *waits == HOST_ALWAYS ? p2_gbps_Bps(c->cuda_pageable_gbps) : p2_gbps_Bps(c->cuda_h2d_gbps));
         break;
     case cudaMemcpyDeviceToHost:
         if (!host_pinned(rt, dst, bytes))
             *waits = HOST_ALWAYS;
-        *ps = cost_ps(c->d2h_ps, (double)bytes,
-                      *waits == HOST_ALWAYS ? c->pageable_bps : c->d2h_bps);
+        *ps = cost_ps(p2_ns_ps(c->cuda_d2h_latency_ns), (double)bytes,
+                      *waits == HOST_ALWAYS ? p2_gbps_Bps(c->cuda_pageable_gbps) : p2_gbps_Bps(c->cuda_d2h_gbps));
         break;
     case cudaMemcpyDeviceToDevice: {
         int registered = ((fd | fs) & P2_RT_GPU_BLOCK_REGISTERED) != 0;
         *waits = registered ? HOST_IF_SYNC : HOST_NEVER;
-        *ps = cost_ps(registered ? c->d2d_reg_ps : c->d2d_ps, (double)bytes, c->d2d_bps);
+        *ps = cost_ps(registered ? p2_ns_ps(c->cuda_d2d_reg_latency_ns) : p2_ns_ps(c->cuda_d2d_latency_ns), (double)bytes, p2_gbps_Bps(c->cuda_d2d_gbps));
         break;
     }
     default: /* host to host: the CPU's memcpy, not modelled */
@@ -731,7 +731,7 @@ static cudaError_t memset_on(void *devPtr, int value, size_t count, cudaStream_t
      * for GPUDirect (sync memops). */
     p2_rt_api_begin();
     cudaError_t e = run_work(rt, stream,
-                             cost_ps(rt->cuda.memset_ps, (double)count, rt->cuda.memset_bps),
+                             cost_ps(p2_ns_ps(rt->prm.cuda_memset_latency_ns), (double)count, p2_gbps_Bps(rt->prm.cuda_memset_gbps)),
                              sync && (flags & P2_RT_GPU_BLOCK_REGISTERED));
     if (e == cudaSuccess)
         memset(devPtr, value, count);
@@ -1082,7 +1082,7 @@ static cudaError_t launch(const void *func, dim3 g, dim3 b)
     NEED_DEVICE();
     emu_kernel *k = kernel_of(func);
     p2_rt_enter(rt);
-    p2_rt_charge_ps(rt, rt->cuda.launch_ps);
+    p2_rt_charge_ps(rt, p2_ns_ps(rt->prm.cuda_launch_ns));
     p2_rt_leave(rt);
     if (!k) {
         fprintf(stderr, "cuda (emulated): rank %d: kernel launch of %p <<<(%u,%u,%u), (%u,%u,%u)>>>: "

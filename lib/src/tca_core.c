@@ -116,8 +116,8 @@ tcaresult tca_lib_attach(p2_dev *dev)
         /* The top of host memory belongs to the MPI layer (rt.h). */
         p2_rt *rt = p2_rt_get();
         uint64_t host = dev->host_mem ? dev->host_size : 0;
-        if (rt && rt->mpi_host_bytes < host)
-            host -= rt->mpi_host_bytes;
+        if (rt && rt->mpi_share_bytes < host)
+            host -= rt->mpi_share_bytes;
         if (tca_arena_init(&tca_g.host_arena, host) !=
                 TCA_ARENA_OK ||
             p2_rt_gpu_bind(dev->gpu_mem, dev->gpu_mem ? dev->gpu_size : 0, P2_RT_GPU_USER_TCA) !=

@@ -54,11 +54,12 @@ std::vector<ParamInfo> build_table() {
 #define RANK ParamScope::Rank
 #define IB ParamScope::Ib
 #define SR8000 ParamScope::Sr8000
-#define P2_PARAM(name, def, lo, hi, unit, scope, meaning, source)                                \
+#define P2_PARAM(name, def, lo, hi, unit, scope, layer, meaning, source)                        \
   static_assert((lo) <= (def) && (def) <= (hi), #name ": default outside its range");          \
-  table.push_back({#name, def, lo, hi, unit, scope_of(scope), meaning, source, &Params::name, \
-                   unit_is_integral(unit), named_power_of_two(#name), table.size()});
-#include "core/params.def"
+  table.push_back({#name, def, lo, hi, unit, scope_of(scope), #layer, meaning, source,         \
+                   &Params::name, unit_is_integral(unit), named_power_of_two(#name),           \
+                   table.size()});
+#include "params.def"
 #undef P2_PARAM
 #undef LINK
 #undef CHIP
@@ -288,11 +289,12 @@ std::string read_config_file(const std::string& path, const char* what) {
 
 std::string params_markdown(const Params& current) {
   std::ostringstream out;
-  out << "| name | value | range | unit | scope | meaning | source |\n|---|---|---|---|---|---|---|\n";
+  out << "| name | value | range | unit | scope | layer | meaning | source |\n"
+         "|---|---|---|---|---|---|---|---|\n";
   for (const ParamInfo& p : param_table())
     out << "| " << p.name << " | " << format_param_value(current.*(p.field)) << " | " << range_text(p)
         << (p.power_of_two ? ", power of two" : "") << " | " << p.unit << " | "
-        << scope_name(p.scope) << " | " << p.meaning << " | " << p.source << " |\n";
+        << scope_name(p.scope) << " | " << p.layer << " | " << p.meaning << " | " << p.source << " |\n";
   return out.str();
 }
 

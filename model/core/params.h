@@ -12,15 +12,17 @@
 #include <string_view>
 #include <vector>
 
+#include "p2_params.h"
 #include "peach2_hw.h"
 
 namespace p2 {
 
-// Bounds shared by several rows of params.def (the reasons are there).
-inline constexpr double kMaxTimeNs = 1e6;            // 1 ms
-inline constexpr double kMaxCycles = 1e4;
-inline constexpr double kMinMemoryBytes = 1 << 20;   // 1 MiB
-inline constexpr double kMaxPioStoreBytes = 448;     // P2_CHAN_DATA_BYTES (emu/channel.h)
+// Bounds shared by several rows of params.def (p2_params.h; the reasons are
+// in params.def).
+inline constexpr double kMaxTimeNs = P2_MAX_TIME_NS;
+inline constexpr double kMaxCycles = P2_MAX_CYCLES;
+inline constexpr double kMinMemoryBytes = P2_MIN_MEMORY_BYTES;
+inline constexpr double kMaxPioStoreBytes = P2_MAX_PIO_STORE_BYTES;
 
 // Input files (parameters, topology, mapping) are read whole, and only when
 // they are regular files of at most this size with lines of at most this
@@ -43,7 +45,7 @@ class ConfigError : public std::runtime_error {
 enum class ParamScope { Link, Chip, Host, Rank, Ib, Sr8000 };
 
 inline constexpr size_t kParamCount = 0
-#define P2_PARAM(name, def, min, max, unit, scope, meaning, source) +1
+#define P2_PARAM(name, def, min, max, unit, scope, layer, meaning, source) +1
 #include "params.def"
 #undef P2_PARAM
     ;
@@ -57,7 +59,7 @@ struct ParamOrigin {
 };
 
 struct Params {
-#define P2_PARAM(name, def, min, max, unit, scope, meaning, source) double name = def;
+#define P2_PARAM(name, def, min, max, unit, scope, layer, meaning, source) double name = def;
 #include "params.def"
 #undef P2_PARAM
   std::array<ParamOrigin, kParamCount> origin;  // param_table() order
@@ -69,6 +71,7 @@ struct ParamInfo {
   double min, max;  // valid range, inclusive
   const char* unit;
   ParamScope scope;
+  const char* layer;  // who reads it: MODEL, RT, COLL, FMPL, CUDA, MPI (params.def)
   const char* meaning;
   const char* source;
   double Params::*field;

@@ -50,7 +50,7 @@ std::string hex(uint64_t v) {
 Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& rank_node,
                    p2_clock_mode clock, Flags flags)
     : job_(job), cluster_(cluster), clock_(clock), flags_(flags) {
-  poll_detect_ps_ = job->poll_detect_ps;
+  poll_detect_ps_ = p2_ns_ps(job->rank_params.poll_detect_ns);
   ranks_on_node_.resize(cluster.nodes());
   gpu_ipc_.resize(cluster.nodes());
   const unsigned nranks = static_cast<unsigned>(rank_node.size());

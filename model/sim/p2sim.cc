@@ -109,8 +109,6 @@ std::string parse_options(int argc, char** argv, Options& o) {
   return "";
 }
 
-uint64_t ns_to_ps(double ns) { return static_cast<uint64_t>(std::llround(ns * 1000.0)); }
-
 // Host time, for the --stats summary only: nothing in the model reads it.
 double monotonic_s() {
   timespec ts{};
@@ -305,55 +303,19 @@ int sc_main(int argc, char** argv) {
   for (unsigned r = 0; r < nranks; r++) job->rank_node[r] = rank_node[r];
   job->host_bytes = static_cast<uint64_t>(params.host_memory_bytes);
   job->gpu_bytes = static_cast<uint64_t>(params.gpu_memory_bytes);
-  job->lib_call_ps = ns_to_ps(params.lib_call_ns);
-  job->cpu_mmio_write_ps = ns_to_ps(params.cpu_mmio_write_ns);
-  job->pio_store_ps = ns_to_ps(params.pio_store_ns);
-  job->poll_detect_ps = ns_to_ps(params.poll_detect_ns);
-  job->pio_store_bytes = static_cast<uint64_t>(params.pio_store_bytes);
-  job->gpu_kernel_ps = ns_to_ps(params.gpu_kernel_ns);
-  job->coll_pio_step_ps = ns_to_ps(params.coll_pio_step_ns);
-  job->host_memcpy_Bps = params.host_memcpy_gbps * 1e9;
-  job->host_reduce_Bps = params.host_reduce_gbps * 1e9;
-  job->gpu_reduce_Bps = params.gpu_reduce_gbps * 1e9;
+  // Every RANK row of params.def, as the parameter file set it (p2_params.h).
+#define P2_PARAM(name, def, min, max, unit, scope, layer, meaning, source) \
+  P2_IF_RANK_##scope(job->rank_params.name = params.name;)
+#include "params.def"
+#undef P2_PARAM
   // A link's payload rate with MPS-sized TLPs (4-DW headers: the cluster's bus
   // addresses are above 4 GiB), for the collectives' cost model; the model
   // itself serialises every TLP (pcie/link.h).
   job->link_payload_Bps = params.pcie_lanes * params.pcie_gtps * params.pcie_encoding / 8.0 *
                           1e9 * params.max_payload_bytes /
                           (params.max_payload_bytes + params.tlp_framing_bytes + 16.0);
-  job->host_read_Bps = params.host_read_gbps * 1e9;
-  job->gpu_read_Bps = params.gpu_read_gbps * 1e9;
-  job->cuda_h2d_ps = ns_to_ps(params.cuda_h2d_latency_ns);
-  job->cuda_d2h_ps = ns_to_ps(params.cuda_d2h_latency_ns);
-  job->cuda_d2d_ps = ns_to_ps(params.cuda_d2d_latency_ns);
-  job->cuda_d2d_reg_ps = ns_to_ps(params.cuda_d2d_reg_latency_ns);
-  job->cuda_memset_ps = ns_to_ps(params.cuda_memset_latency_ns);
-  job->cuda_launch_ps = ns_to_ps(params.cuda_launch_ns);
-  job->cuda_h2d_bps = params.cuda_h2d_gbps * 1e9;
-  job->cuda_d2h_bps = params.cuda_d2h_gbps * 1e9;
-  job->cuda_pageable_bps = params.cuda_pageable_gbps * 1e9;
-  job->cuda_d2d_bps = params.cuda_d2d_gbps * 1e9;
-  job->cuda_memset_bps = params.cuda_memset_gbps * 1e9;
-  job->mpi_call_ps = ns_to_ps(params.mpi_call_ns);
-  job->mpi_eager_bytes = static_cast<uint64_t>(params.mpi_eager_bytes);
-  job->mpi_host_bytes = static_cast<uint64_t>(params.mpi_host_bytes);
-  job->mpi_copy_gbps = params.mpi_copy_gbps;
-  job->fmpl_header_post_ps = ns_to_ps(params.fmpl_header_post_ns);
-  job->fmpl_header_check_ps = ns_to_ps(params.fmpl_header_check_ns);
-  job->fmpl_data_tcw_ps = ns_to_ps(params.fmpl_data_tcw_ns);
-  job->fmpl_flag_check_ps = ns_to_ps(params.fmpl_flag_check_ns);
-  job->mpi_gdr_small_bytes = static_cast<uint64_t>(params.mpi_gdr_small_bytes);
-  job->mpi_gdrcopy_bytes = static_cast<uint64_t>(params.mpi_gdrcopy_bytes);
-  job->mpi_gdr_load_ps = ns_to_ps(params.mpi_gdr_load_ns);
-  job->mpi_gdrcopy_d2h_ps = ns_to_ps(params.mpi_gdrcopy_d2h_ns);
-  job->mpi_gdrcopy_h2d_ps = ns_to_ps(params.mpi_gdrcopy_h2d_ns);
-  job->mpi_gdrcopy_d2h_gbps = params.mpi_gdrcopy_d2h_gbps;
-  job->mpi_gdrcopy_h2d_gbps = params.mpi_gdrcopy_h2d_gbps;
-  job->mpi_gdr_send_bytes = static_cast<uint64_t>(params.mpi_gdr_send_bytes);
-  job->mpi_gdr_recv_bytes = static_cast<uint64_t>(params.mpi_gdr_recv_bytes);
-  job->mpi_cuda_block_bytes = static_cast<uint64_t>(params.mpi_cuda_block_bytes);
-  job->mpi_coll_call_ps = ns_to_ps(params.mpi_coll_call_ns);
-  job->mpi_coll_step_ps = ns_to_ps(params.mpi_coll_step_ns);
+  job->host_read_Bps = p2_gbps_Bps(params.host_read_gbps);
+  job->gpu_read_Bps = p2_gbps_Bps(params.gpu_read_gbps);
   p2_st_sc(&job->sim_pid, static_cast<int32_t>(getpid()));
   p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_READY));
   p2_futex_wake(&job->sim_state, INT_MAX);

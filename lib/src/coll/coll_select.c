@@ -62,12 +62,12 @@ void coll_cost_load(void)
     double link = rt->link_payload_Bps;
     coll_cost.dma_cpu_Bps = rt->host_read_Bps < link ? rt->host_read_Bps : link;
     coll_cost.dma_gpu_Bps = rt->gpu_read_Bps < link ? rt->gpu_read_Bps : link;
-    coll_cost.pio_store_s = (double)rt->bar_store_ps * 1e-12 * 8.0 / (double)rt->bar_store_bytes;
-    coll_cost.pio_step_s = (double)rt->coll_pio_step_ps * 1e-12;
-    coll_cost.memcpy_Bps = rt->host_memcpy_Bps;
-    coll_cost.reduce_cpu_Bps = rt->host_reduce_Bps;
-    coll_cost.gpu_kernel_s = (double)rt->gpu_kernel_ps * 1e-12;
-    coll_cost.reduce_gpu_Bps = rt->gpu_reduce_Bps;
+    coll_cost.pio_store_s = (double)p2_ns_ps(rt->prm.pio_store_ns) * 1e-12 * 8.0 / rt->prm.pio_store_bytes;
+    coll_cost.pio_step_s = (double)p2_ns_ps(rt->prm.coll_pio_step_ns) * 1e-12;
+    coll_cost.memcpy_Bps = p2_gbps_Bps(rt->prm.host_memcpy_gbps);
+    coll_cost.reduce_cpu_Bps = p2_gbps_Bps(rt->prm.host_reduce_gbps);
+    coll_cost.gpu_kernel_s = (double)p2_ns_ps(rt->prm.gpu_kernel_ns) * 1e-12;
+    coll_cost.reduce_gpu_Bps = p2_gbps_Bps(rt->prm.gpu_reduce_gbps);
 }
 
 /* The comm whose ranks coll_share measures: the one being planned. */

@@ -4,8 +4,8 @@
  * and a BAR, and travel over the rank runtime's channel (rt/rt.h).
  *
  * Costs charged to the rank's clock: every call lib_call_ns; a register store
- * cpu_mmio_write_ns more; write-combined stores bar_store_ns per
- * bar_store_bytes; a wait ends poll_detect_ns after the simulated time its
+ * cpu_mmio_write_ns more; write-combined stores pio_store_ns per
+ * pio_store_bytes; a wait ends poll_detect_ns after the simulated time its
  * condition became true, a register read at its completion's time.
  */
 #include "dev/dev_emu.h"
@@ -31,7 +31,7 @@ static void emu_mmio_write(p2_dev *dev, unsigned bar, uint64_t offset, uint64_t 
     p2_rt *rt = rt_of(dev);
     p2_rt_enter(rt);
     /* The store leaves the CPU once posted. */
-    p2_rt_charge_ps(rt, rt->lib_call_ps + rt->mmio_write_ps);
+    p2_rt_charge_ps(rt, p2_ns_ps(rt->prm.lib_call_ns) + p2_ns_ps(rt->prm.cpu_mmio_write_ns));
     p2_chan_req req = {.op = P2_CHAN_MMIO_WRITE, .dev = (uint8_t)dev->id, .bar = (uint8_t)bar,
                        .a = offset, .b = value};
     p2_rt_post(rt, &req);
@@ -42,7 +42,7 @@ static uint64_t emu_mmio_read(p2_dev *dev, unsigned bar, uint64_t offset)
 {
     p2_rt *rt = rt_of(dev);
     p2_rt_enter(rt);
-    p2_rt_charge_ps(rt, rt->lib_call_ps);
+    p2_rt_charge_ps(rt, p2_ns_ps(rt->prm.lib_call_ns));
     p2_chan_req req = {.op = P2_CHAN_MMIO_READ, .dev = (uint8_t)dev->id, .bar = (uint8_t)bar,
                        .a = offset};
     p2_chan_resp resp;
@@ -60,12 +60,14 @@ static void emu_bar_write(p2_dev *dev, unsigned bar, uint64_t offset, const void
 {
     p2_rt *rt = rt_of(dev);
     p2_rt_enter(rt);
-    p2_rt_charge_ps(rt, rt->lib_call_ps);
+    p2_rt_charge_ps(rt, p2_ns_ps(rt->prm.lib_call_ns));
     const uint8_t *bytes = src;
     /* One request per P2_CHAN_DATA_BYTES, cut at store boundaries; each is
      * stamped when its first store issues, and the stores follow
-     * bar_store_ns apart (the host model paces them the same way). */
-    size_t chunk_max = P2_CHAN_DATA_BYTES - P2_CHAN_DATA_BYTES % rt->bar_store_bytes;
+     * pio_store_ns apart (the host model paces them the same way). */
+    const uint64_t store_bytes = (uint64_t)rt->prm.pio_store_bytes;
+    const uint64_t store_ps = p2_ns_ps(rt->prm.pio_store_ns);
+    size_t chunk_max = P2_CHAN_DATA_BYTES - P2_CHAN_DATA_BYTES % store_bytes;
     while (len > 0) {
         size_t n = len < chunk_max ? len : chunk_max;
         p2_chan_req req = {.op = P2_CHAN_BAR_WRITE, .len = (uint32_t)n, .dev = (uint8_t)dev->id,
@@ -73,7 +75,7 @@ static void emu_bar_write(p2_dev *dev, unsigned bar, uint64_t offset, const void
         memcpy(req.data, bytes, n);
         if (p2_rt_post(rt, &req) != 0)
             break;
-        p2_rt_charge_ps(rt, (n + rt->bar_store_bytes - 1) / rt->bar_store_bytes * rt->bar_store_ps);
+        p2_rt_charge_ps(rt, (n + store_bytes - 1) / store_bytes * store_ps);
         bytes += n;
         offset += n;
         len -= n;
@@ -86,7 +88,7 @@ static void emu_bar_flush(p2_dev *dev)
     p2_rt *rt = rt_of(dev);
     p2_rt_enter(rt);
     /* Stores reach the simulator in issue order already: nothing to flush. */
-    p2_rt_charge_ps(rt, rt->lib_call_ps);
+    p2_rt_charge_ps(rt, p2_ns_ps(rt->prm.lib_call_ns));
     p2_rt_leave(rt);
 }
 
@@ -99,11 +101,11 @@ static p2_wait_result emu_wait_reg(p2_dev *dev, unsigned bar, uint64_t offset, u
     p2_chan_resp resp;
     p2_wait_result result = P2_WAIT_FAILED;
     p2_rt_enter(rt);
-    p2_rt_charge_ps(rt, rt->lib_call_ps);
+    p2_rt_charge_ps(rt, p2_ns_ps(rt->prm.lib_call_ns));
     if (p2_rt_call(rt, &req, &resp) == 0) {
         result = (p2_wait_result)resp.status;
         if (result != P2_WAIT_FAILED)
-            p2_rt_advance_to(rt, resp.time_ps + rt->poll_detect_ps);
+            p2_rt_advance_to(rt, resp.time_ps + p2_ns_ps(rt->prm.poll_detect_ns));
     }
     p2_rt_leave(rt);
     return result;

@@ -54,7 +54,7 @@ static int kick(fmpl_chan *ch, const void *buf, size_t size, int dst, int slot, 
     /* Reading the header the receiver wrote here is the sender's software
      * between seeing it and the kick; so is rewriting the TCW, which every
      * message does (its flag carries the new sequence number). */
-    fmpl_charge(fmpl_g.rt->fmpl.header_check_ps);
+    fmpl_charge(p2_ns_ps(fmpl_g.rt->prm.fmpl_header_check_ns));
     if (refuse || size > h->size) {
         modified = fmpl_tcw_set(t, SR_TCW_FLAG, (unsigned)fmpl_g.node_of[dst], 0, 0, 0, 0, ch->area_fa,
                                 flag_at, FMPL_FLAG(seq, 0) | FMPL_FLAG_TRUNC);
@@ -64,7 +64,7 @@ static int kick(fmpl_chan *ch, const void *buf, size_t size, int dst, int slot, 
                                 size, (unsigned)h->area, h->offset, ch->area_fa, flag_at, FMPL_FLAG(seq, size));
     }
     if (modified)
-        fmpl_charge(fmpl_g.rt->fmpl.data_tcw_ps);
+        fmpl_charge(p2_ns_ps(fmpl_g.rt->prm.fmpl_data_tcw_ns));
     fmpl_tcw_kick(t, SR_REG_KICK);
     ch->send_started[i] = 1;
     ch->send_size[i] = size;
@@ -192,7 +192,7 @@ int fmpl_chan_irecv(fmpl_chan *ch, void *buf, size_t size, int src, int slot)
                        ch->area_ma, at, 0, 0, 0);
     /* The header's words and their write-back to memory, where the NIA reads
      * them; the TCW itself stays as the previous receive left it. */
-    fmpl_charge(fmpl_g.rt->fmpl.header_post_ps);
+    fmpl_charge(p2_ns_ps(fmpl_g.rt->prm.fmpl_header_post_ns));
     fmpl_tcw_kick(&ch->hdr_tcw[i], SR_REG_KICK);
     return FMPL_SUCCESS;
 }
@@ -208,7 +208,7 @@ int fmpl_chan_wait_recv(fmpl_chan *ch, int src, int slot)
     uint64_t seq = ch->recv_seq[i];
     int ok = fmpl_wait_word(&ch->fa[i], FMPL_FLAG_SEQ_MASK, seq & FMPL_FLAG_SEQ_MASK) == 0;
     /* What the receive does once the flag is seen: the checks below. */
-    fmpl_charge(fmpl_g.rt->fmpl.flag_check_ps);
+    fmpl_charge(p2_ns_ps(fmpl_g.rt->prm.fmpl_flag_check_ns));
     unsigned st = fmpl_tcw_wait(&ch->hdr_tcw[i]);
     ch->recv_live[i] = 0;
     if (!ok || st != SR_OK)

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "channel.h"
 #include "rt/rt_state.h"
 
 rt_state p2_rt_self = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -343,11 +344,11 @@ static int wait_word(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uin
     p2_chan_resp resp;
     int result = P2_CHAN_FAILED;
     p2_rt_enter(r);
-    p2_rt_charge_ps(r, r->lib_call_ps);
+    p2_rt_charge_ps(r, p2_ns_ps(r->prm.lib_call_ns));
     if (p2_rt_call(r, &req, &resp) == 0) {
         result = resp.status;
         if (result != P2_CHAN_FAILED)
-            p2_rt_advance_to(r, resp.time_ps + r->poll_detect_ps);
+            p2_rt_advance_to(r, resp.time_ps + p2_ns_ps(r->prm.poll_detect_ns));
     }
     p2_rt_leave(r);
     return result;
@@ -466,53 +467,26 @@ static int attach(rt_state *s, char *err, size_t errlen)
         job->device[d][P2_DEVICE_NAME_MAX - 1] = '\0';
         r->device[d] = job->device[d];
     }
-    r->lib_call_ps = job->lib_call_ps;
-    r->mmio_write_ps = job->cpu_mmio_write_ps;
-    r->bar_store_ps = job->pio_store_ps;
-    r->bar_store_bytes = job->pio_store_bytes ? job->pio_store_bytes : 1;
-    r->poll_detect_ps = job->poll_detect_ps;
-    r->gpu_kernel_ps = job->gpu_kernel_ps;
-    r->coll_pio_step_ps = job->coll_pio_step_ps;
-    r->host_memcpy_Bps = job->host_memcpy_Bps;
-    r->host_reduce_Bps = job->host_reduce_Bps;
-    r->gpu_reduce_Bps = job->gpu_reduce_Bps;
+    r->prm = job->rank_params;
+    const char *bad = p2_rank_params_invalid(&r->prm);
+    if (bad) {
+        /* Only another process of the job writes it so: the simulator checked
+         * the parameter file at load. */
+        snprintf(err, errlen, "the job segment's rank parameter %s is outside its range "
+                 "(params.def): a process of the job overwrote it", bad);
+        p2_arena_unmap(&s->gpu);
+        p2_arena_unmap(&s->host);
+        p2_job_detach(job, &local);
+        return -1;
+    }
     r->link_payload_Bps = job->link_payload_Bps;
     r->host_read_Bps = job->host_read_Bps;
     r->gpu_read_Bps = job->gpu_read_Bps;
     r->route_port = (const uint8_t(*)[P2_JOB_MAX_RANKS])job->route_port;
     r->port_peer = (const uint8_t(*)[4])job->port_peer;
     r->rank_node = job->rank_node;
-    r->cuda.h2d_ps = job->cuda_h2d_ps;
-    r->cuda.d2h_ps = job->cuda_d2h_ps;
-    r->cuda.d2d_ps = job->cuda_d2d_ps;
-    r->cuda.d2d_reg_ps = job->cuda_d2d_reg_ps;
-    r->cuda.memset_ps = job->cuda_memset_ps;
-    r->cuda.launch_ps = job->cuda_launch_ps;
-    r->cuda.h2d_bps = job->cuda_h2d_bps;
-    r->cuda.d2h_bps = job->cuda_d2h_bps;
-    r->cuda.pageable_bps = job->cuda_pageable_bps;
-    r->cuda.d2d_bps = job->cuda_d2d_bps;
-    r->cuda.memset_bps = job->cuda_memset_bps;
-    r->mpi_call_ps = job->mpi_call_ps;
-    r->mpi_eager_bytes = job->mpi_eager_bytes;
-    r->mpi_host_bytes = job->mpi_host_bytes < r->host.size ? job->mpi_host_bytes : 0;
-    r->mpi_copy_gbps = job->mpi_copy_gbps > 0 ? job->mpi_copy_gbps : 1.0;
-    r->mpi_gdr_small_bytes = job->mpi_gdr_small_bytes;
-    r->mpi_gdrcopy_bytes = job->mpi_gdrcopy_bytes;
-    r->mpi_gdr_load_ps = job->mpi_gdr_load_ps;
-    r->mpi_gdrcopy_d2h_ps = job->mpi_gdrcopy_d2h_ps;
-    r->mpi_gdrcopy_h2d_ps = job->mpi_gdrcopy_h2d_ps;
-    r->mpi_gdrcopy_d2h_gbps = job->mpi_gdrcopy_d2h_gbps > 0 ? job->mpi_gdrcopy_d2h_gbps : 1.0;
-    r->mpi_gdrcopy_h2d_gbps = job->mpi_gdrcopy_h2d_gbps > 0 ? job->mpi_gdrcopy_h2d_gbps : 1.0;
-    r->mpi_gdr_send_bytes = job->mpi_gdr_send_bytes;
-    r->mpi_gdr_recv_bytes = job->mpi_gdr_recv_bytes;
-    r->fmpl.header_post_ps = job->fmpl_header_post_ps;
-    r->fmpl.header_check_ps = job->fmpl_header_check_ps;
-    r->fmpl.data_tcw_ps = job->fmpl_data_tcw_ps;
-    r->fmpl.flag_check_ps = job->fmpl_flag_check_ps;
-    r->mpi_cuda_block_bytes = job->mpi_cuda_block_bytes ? job->mpi_cuda_block_bytes : 1;
-    r->mpi_coll_call_ps = job->mpi_coll_call_ps;
-    r->mpi_coll_step_ps = job->mpi_coll_step_ps;
+    uint64_t mpi_bytes = (uint64_t)r->prm.mpi_host_bytes;
+    r->mpi_share_bytes = mpi_bytes < r->host.size ? mpi_bytes : 0;
     r->job = job;
     s->job = job;
     s->clock_mode = (p2_clock_mode)job->clock_mode;

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "rt/rt_state.h"
 
 #define rt p2_rt_self

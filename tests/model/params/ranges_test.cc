@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <sys/stat.h>
@@ -77,6 +78,20 @@ std::string topo_error(const std::string& topo_text, const std::string& params_t
     return msg;
   }
   return "";
+}
+
+// The layer column (params.def): a RANK parameter is handed to the ranks
+// (p2_params.h) and names the rank-side layer that charges it; the model
+// reads every other one.
+TEST(ParamRanges, EveryParameterNamesItsLayer) {
+  const std::set<std::string> rank_layers = {"RT", "COLL", "FMPL", "CUDA", "MPI"};
+  for (const ParamInfo& p : param_table()) {
+    SCOPED_TRACE(p.name);
+    if (p.scope == ParamScope::Rank)
+      EXPECT_EQ(rank_layers.count(p.layer), 1u) << p.layer;
+    else
+      EXPECT_STREQ(p.layer, "MODEL");
+  }
 }
 
 TEST(ParamRanges, EveryParameterHasASaneRange) {

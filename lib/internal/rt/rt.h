@@ -7,8 +7,8 @@
  *
  * Under p2run the clock is virtual (picoseconds): posted requests carry it,
  * blocking ones return at the simulated time of their answer. Costs charged
- * here are the RANK-scope parameters of model/core/params.def, handed over by
- * the simulator at start. Without p2run there is no runtime: p2_rt_get()
+ * here are the RANK-scope parameters of params.def (model/contract), handed
+ * over by the simulator at start. Without p2run there is no runtime: p2_rt_get()
  * returns NULL and p2_rt_wtime() reads the host's monotonic clock.
  *
  * Thread safety: the channel has one producer, so every exchange with the
@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "channel.h"
+#include "p2_job.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,17 +41,10 @@ typedef struct p2_rt {
     p2_rt_memory host, gpu;  /* the node's registered host memory and GPU memory */
     unsigned ndevices;       /* devices every node has, as the topology lists them */
     const char *device[P2_JOB_MAX_DEVICES];
-    /* RANK-scope costs, picoseconds (bytes for bar_store_bytes) */
-    uint64_t lib_call_ps;    /* one device call's software cost */
-    uint64_t mmio_write_ps;  /* posting one 64-bit store to a device */
-    uint64_t bar_store_ps;   /* one write-combined store into a BAR window */
-    uint64_t bar_store_bytes;
-    uint64_t poll_detect_ps; /* a polling CPU sees a change this late */
-    /* Modelled computation (RANK-scope parameters): a reduction kernel's
-     * launch and sync, and bytes per second of host copies and reductions */
-    uint64_t gpu_kernel_ps;
-    uint64_t coll_pio_step_ps; /* the collectives' software per PIO step */
-    double host_memcpy_Bps, host_reduce_Bps, gpu_reduce_Bps;
+    /* The RANK-scope parameters of params.def (p2_params.h), as the
+     * simulator handed them over, in the rows' units: each layer reads its
+     * own (p2_ns_ps, p2_gbps_Bps convert) */
+    p2_rank_params prm;
     /* The path's rates from the model's parameters, for cost models */
     double link_payload_Bps, host_read_Bps, gpu_read_Bps;
     /* The network's routes (channel.h: route_port, port_peer) and where
@@ -59,31 +52,10 @@ typedef struct p2_rt {
     const uint8_t (*route_port)[P2_JOB_MAX_RANKS];
     const uint8_t (*port_peer)[4];
     const uint32_t *rank_node;
-    /* The CUDA runtime's costs (params.def cuda_*): latencies in ps, rates in
-     * bytes per second. A copy of n bytes costs latency + n / rate. */
-    struct {
-        uint64_t h2d_ps, d2h_ps, d2d_ps, d2d_reg_ps, memset_ps, launch_ps;
-        double h2d_bps, d2h_bps, pageable_bps, d2d_bps, memset_bps;
-    } cuda;
-    /* The MPI layer's parameters (mpi/, params.def mpi_*) and its share of
-     * host memory: the top mpi_host_bytes of `host`, which tcaMalloc leaves
-     * alone (0 when host memory is too small to give any). */
-    uint64_t mpi_call_ps, mpi_eager_bytes, mpi_host_bytes;
-    double mpi_copy_gbps;
-    /* GPU buffers (mpi_gdr*_ in params.def): thresholds in bytes, latencies
-     * in ps, copy rates in GB/s */
-    uint64_t mpi_gdr_small_bytes, mpi_gdrcopy_bytes;
-    uint64_t mpi_gdr_load_ps, mpi_gdrcopy_d2h_ps, mpi_gdrcopy_h2d_ps;
-    double mpi_gdrcopy_d2h_gbps, mpi_gdrcopy_h2d_gbps;
-    /* GPU rendezvous: largest GPU buffer the HCA reads (send) or writes
-     * (receive) itself; above, host staging in chunks of mpi_cuda_block_bytes */
-    uint64_t mpi_gdr_send_bytes, mpi_gdr_recv_bytes, mpi_cuda_block_bytes;
-    /* collectives: software per call and per point-to-point step (ps) */
-    uint64_t mpi_coll_call_ps, mpi_coll_step_ps;
-    /* FMPL's software per zero-copy step (params.def fmpl_*), ps */
-    struct {
-        uint64_t header_post_ps, header_check_ps, data_tcw_ps, flag_check_ps;
-    } fmpl;
+    /* The MPI layer's share of host memory: the top mpi_host_bytes of
+     * `host`, which tcaMalloc leaves alone (0 when host memory is too small
+     * to give any) */
+    uint64_t mpi_share_bytes;
     p2_job *job;             /* the job segment (ranks' nodes, diagnosis fields) */
 } p2_rt;
 
