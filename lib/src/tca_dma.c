@@ -229,10 +229,7 @@ static tcaresult set_chain(p2_dev *dev, tcaDesc *desc, int c)
 tcaresult tcaDescSet(tcaDesc *desc, int dmac_channel)
 {
     P2_API_CALL();
-    tcaresult r = tca_desc_set(desc, dmac_channel);
-    if (r == TCA_SUCCESS)
-        tca_legacy_forget(dmac_channel);
-    return r;
+    return tca_desc_set(desc, dmac_channel);
 }
 
 /* How many notifications the descriptor raises at `node`. */
@@ -287,6 +284,7 @@ tcaresult tca_desc_set(tcaDesc *desc, int dmac_channel)
         ch->mode = TCA_CHANNEL_CHAIN;
     }
     ch->loaded_end = chain_end(desc, dev->node);
+    ch->loads++;
     return TCA_SUCCESS;
 }
 

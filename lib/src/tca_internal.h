@@ -75,6 +75,9 @@ typedef struct tca_channel {
     p2_error last_error;   /* what the last tcaWaitDMAC saw */
     tca_notify_count loaded_end; /* the loaded chain's `end` (tca_channel_run) */
     tca_channel_run run;
+    uint64_t loads;        /* tca_desc_set calls that loaded the channel: the older
+                              API (tca_legacy.c) knows from it whether the chain it
+                              loaded last is still the channel's */
 } tca_channel;
 
 /* p2_exchange's progress (p2_exchange.c). It outlives tcaFinalize: the
@@ -219,7 +222,6 @@ tcaresult tca_desc_set(tcaDesc *desc, int dmac_channel);
 
 /* The older API (tca_legacy.c): the channel was loaded by tcaDescSet, so the
  * positions numbered tables put there are gone. */
-void tca_legacy_forget(int dmac_channel);
 
 /* TCA_SUCCESS if the channel may be loaded or started, else
  * TCA_ERROR_CHANNEL_BUSY (tcaStartDMADesc says how the library knows). */

@@ -9,7 +9,9 @@
  * positions tables have filled; tcaSetDMAChain writes a table's entries there,
  * cuts the chain after the table's last entry and loads the result through a
  * tcaDesc the channel owns (reused, so a persistent pattern allocates nothing
- * per set). tcaDescSet on the channel empties its positions.
+ * per set). Loading the channel otherwise (tcaDescSet, tcaReset) empties its
+ * positions: the next tcaSetDMAChain sees that the channel's load count moved
+ * since its own load.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@ typedef struct legacy_channel {
     slot_array positions; /* grown to the longest chain loaded */
     size_t length;        /* positions 0 .. length-1 form the loaded chain */
     tcaDesc *chain;       /* what tca_desc_set loads; owned */
+    uint64_t loads_seen;  /* the channel's tca_channel.loads after that load */
 } legacy_channel;
 
 static pthread_mutex_t legacy_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -178,6 +181,14 @@ tcaresult tcaSetDMADesc_Memcpy2D(int desc_tag, int index, int *next_index,
     return set_entry(desc_tag, index, next_index, &x);
 }
 
+/* Empties the channel's positions (legacy_lock held). */
+static void forget(legacy_channel *ch)
+{
+    if (ch->positions.count)
+        memset(ch->positions.used, 0, ch->positions.count);
+    ch->length = 0;
+}
+
 /* The channel's chain as a tcaDesc: positions 0 .. length-1, in order. */
 static tcaresult chain_from_positions(legacy_channel *ch)
 {
@@ -209,6 +220,8 @@ tcaresult tcaSetDMAChain(int dmac_channel, int desc_tag)
         return TCA_ERROR_INVALID_CHANNEL;
     pthread_mutex_lock(&legacy_lock);
     legacy_channel *ch = &channels[dmac_channel];
+    if (tca_g.channel[dmac_channel].loads != ch->loads_seen)
+        forget(ch); /* another chain was loaded since ours */
     legacy_table *t = table_of(desc_tag);
     tcaresult r = TCA_SUCCESS;
     size_t last = 0, filled = 0;
@@ -245,22 +258,14 @@ tcaresult tcaSetDMAChain(int dmac_channel, int desc_tag)
             ch->positions.used[i] = 1;
         }
     ch->length = last + 1;
-    if ((r = chain_from_positions(ch)) == TCA_SUCCESS)
-        r = tca_desc_set(ch->chain, dmac_channel);
+    if ((r = chain_from_positions(ch)) == TCA_SUCCESS &&
+        (r = tca_desc_set(ch->chain, dmac_channel)) == TCA_SUCCESS)
+        ch->loads_seen = tca_g.channel[dmac_channel].loads;
 out:
     pthread_mutex_unlock(&legacy_lock);
     return r;
 }
 
-void tca_legacy_forget(int dmac_channel)
-{
-    pthread_mutex_lock(&legacy_lock);
-    legacy_channel *ch = &channels[dmac_channel];
-    if (ch->positions.count)
-        memset(ch->positions.used, 0, ch->positions.count);
-    ch->length = 0;
-    pthread_mutex_unlock(&legacy_lock);
-}
 
 tcaresult tcaReset(void)
 {
@@ -277,7 +282,10 @@ tcaresult tcaReset(void)
                 return r;
         }
         tca_g.channel[c] = (tca_channel){0};
-        tca_legacy_forget(c);
+        pthread_mutex_lock(&legacy_lock);
+        forget(&channels[c]);
+        channels[c].loads_seen = 0;
+        pthread_mutex_unlock(&legacy_lock);
     }
     /* Skip every entry the board has written or is writing: the ring is not
      * reset (an entry still in flight would land in a fresh ring with a

@@ -48,7 +48,7 @@ class Sr8000Device : public NodeDevice {
   Nia& nia_;
 };
 
-class Sr8000Network : public Network {
+class Sr8000Network : public Network, public SrFabric {
  public:
   // `line`: the topology's `device sr8000` line, for messages. Throws
   // ConfigError on a shape the SR8000 cannot have.
@@ -67,11 +67,9 @@ class Sr8000Network : public Network {
 
   const Sr8000Config& config() const { return config_; }
   Nia& nia(unsigned n) { return *nias_[n]; }
-  SrBarrierUnit& barrier() { return *barrier_; }
-  // The links a packet from `src` to `dst` crosses (none: to itself).
-  std::vector<SrLink*> route(unsigned src, unsigned dst) const;
-  // A broadcast's links from its root up to the crossbar that serialises.
-  std::vector<SrLink*> broadcast_route(unsigned src) const;
+  SrBarrierUnit& barrier() override { return *barrier_; }
+  std::vector<SrLink*> route(unsigned src, unsigned dst) const override;
+  std::vector<SrLink*> broadcast_route(unsigned src) const override;
   std::vector<const SrLink*> all_links() const;
 
  private:

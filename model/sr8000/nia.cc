@@ -5,7 +5,8 @@
 #include <cstring>
 #include <map>
 
-#include "sr8000/network.h"
+#include "sr8000/barrier.h"
+#include "sr8000/link.h"
 
 namespace p2 {
 
@@ -13,7 +14,7 @@ using sc_core::sc_time;
 using sc_core::sc_time_stamp;
 
 Nia::Nia(unsigned node, const Sr8000Config& config, Host& host, Agenda& agenda,
-         Sr8000Network& net)
+         SrFabric& net)
     : node_(node), config_(config), host_(host), agenda_(agenda), net_(net) {}
 
 // ---- Registers ----------------------------------------------------------------

@@ -40,7 +40,20 @@
 
 namespace p2 {
 
-class Sr8000Network;
+class SrBarrierUnit;
+
+// What a NIA needs of the network that joins it to the others
+// (Sr8000Network): the links a packet crosses and the barrier unit. The NIA
+// depends on this, not on the network, which builds the NIAs.
+class SrFabric {
+ public:
+  virtual ~SrFabric() = default;
+  // The links a packet from `src` to `dst` crosses (none: to itself).
+  virtual std::vector<SrLink*> route(unsigned src, unsigned dst) const = 0;
+  // A broadcast's links from its root up to the crossbar that serialises.
+  virtual std::vector<SrLink*> broadcast_route(unsigned src) const = 0;
+  virtual SrBarrierUnit& barrier() = 0;
+};
 
 struct SrNiaStats {
   uint64_t kicks = 0, kicks_reused = 0, tcw_errors = 0;
@@ -51,7 +64,7 @@ struct SrNiaStats {
 
 class Nia : public SrSink {
  public:
-  Nia(unsigned node, const Sr8000Config& config, Host& host, Agenda& agenda, Sr8000Network& net);
+  Nia(unsigned node, const Sr8000Config& config, Host& host, Agenda& agenda, SrFabric& net);
 
   unsigned node() const { return node_; }
   void mmio_write(uint64_t offset, uint64_t value);
@@ -97,7 +110,7 @@ class Nia : public SrSink {
   const Sr8000Config& config_;
   Host& host_;
   Agenda& agenda_;
-  Sr8000Network& net_;
+  SrFabric& net_;
   std::function<void()> changed_;
 
   std::array<uint64_t, SR_AREAS> area_base_{}, area_size_{};
