@@ -86,6 +86,9 @@ int p2_rt_post(p2_rt *rt, p2_chan_req *req);
 /* Posts a blocking request and waits for its answer; the clock is left as it
  * was (the caller decides what the answer's time costs). Returns 0 or -1. */
 int p2_rt_call(p2_rt *rt, p2_chan_req *req, p2_chan_resp *resp);
+/* Rings the simulator's doorbell: for a layer that changed a field of its
+ * channel the simulator watches (p2_job_rank.in_collective), outside a request. */
+void p2_rt_ring(p2_rt *rt);
 /* Moves the clock forward to t_ps (never back). */
 void p2_rt_advance_to(p2_rt *rt, uint64_t t_ps);
 

@@ -1,6 +1,8 @@
 /*
  * fmpl_coll.c - communicators, barrier (hardware / binary tree of light
- * syncs), broadcast (binary tree / hardware) and reductions (binary tree).
+ * syncs, both fmpl_sync.c's), broadcast (binary tree / hardware) and
+ * reductions (binary tree; the functions: fmpl_ops.c). Depends on
+ * fmpl_sync.c and the units below it.
  *
  * Trees are over positions v relative to the root (v = (pos - root) mod p):
  * the parent of v is (v - 1) / 2, its children 2v + 1 and 2v + 2. E.g. p = 6:
@@ -10,20 +12,16 @@
  *         1     2          waited for); reduce: the other way round.
  *        / \   /
  *       3   4 5            depth ceil(log2(p + 1)) - 1
- *
- * Software barrier: up the tree (a child's 8-byte sync write to its parent
- * once its own children arrived), then down (release writes), 2 log2 p one-way
- * latencies. Hardware barrier: one arrival store and a wait, flat in p.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "fmpl/fmpl_internal.h"
+#include "fmpl/fmpl_sync.h"
 
-static int parent_of(int v) { return (v - 1) / 2; }
 static int pos_rank(const fmpl_comm_state *c, int v, int root) { return c->ranks[(v + root) % c->size]; }
 
-fmpl_comm_state *fmpl_comm_of(const fmpl_comm_t *comm, int *ier)
+/* A communicator of this process (NULL and *ier set when not). */
+static fmpl_comm_state *fmpl_comm_of(const fmpl_comm_t *comm, int *ier)
 {
     if (!comm || comm->handle < 0 || comm->handle >= FMPL_MAX_COMMS || !fmpl_g.comm[comm->handle].used ||
         fmpl_g.comm[comm->handle].key != comm->key || fmpl_g.comm[comm->handle].size != comm->size) {
@@ -34,63 +32,6 @@ fmpl_comm_state *fmpl_comm_of(const fmpl_comm_t *comm, int *ier)
 }
 
 /* ---- Barrier ---------------------------------------------------------------------- */
-
-int fmpl_hw_barrier(void)
-{
-    fmpl_mmio_write(SR_REG_BAR_ARRIVE(FMPL_HW_COLOR), 1);
-    uint64_t n = ++fmpl_g.hw_barriers;
-    if (fmpl_g.dev->ops->wait_reg(fmpl_g.dev, SR_BAR_REGS, SR_REG_BAR_STATE(FMPL_HW_COLOR),
-                                  SR_STATE_COUNT_MASK, n & SR_STATE_COUNT_MASK) != P2_WAIT_OK)
-        return FMPL_ERR_DEVICE;
-    return FMPL_SUCCESS;
-}
-
-/* One light sync: `value` into word `dir` of the partner's sync slot for
- * (handle, this rank's position). */
-static int sync_write(int peer, int handle, int me, int dir, uint64_t value)
-{
-    size_t k = (size_t)peer * 2 + (size_t)dir;
-    uint64_t at = (((uint64_t)handle * FMPL_MAX_PROCS + (uint64_t)me) * 2 + (uint64_t)dir) * sizeof(uint64_t);
-    fmpl_tcw_set(&fmpl_g.sync_tcw[k], SR_TCW_FLAG, (unsigned)fmpl_g.node_of[peer], 0, 0, 0, 0,
-                 FMPL_AREA_SYNC, at, value);
-    fmpl_tcw_kick(&fmpl_g.sync_tcw[k], SR_REG_KICK);
-    return FMPL_SUCCESS;
-}
-
-static int sync_wait(int handle, int from_pos, int dir, uint64_t value)
-{
-    volatile uint64_t *w = &fmpl_g.sync[((size_t)handle * FMPL_MAX_PROCS + (size_t)from_pos) * 2 + (size_t)dir];
-    return fmpl_wait_word(w, ~0ull, value) == 0 ? FMPL_SUCCESS : FMPL_ERR_DEVICE;
-}
-
-int fmpl_sw_barrier(fmpl_comm_state *c, int handle)
-{
-    const uint64_t b = ++c->barriers;
-    const int v = c->me, p = c->size;
-    int rc = FMPL_SUCCESS;
-    /* Up: both children, then tell the parent. */
-    for (int k = 1; k <= 2; k++)
-        if (2 * v + k < p && rc == FMPL_SUCCESS)
-            rc = sync_wait(handle, 2 * v + k, 0, b);
-    if (v > 0 && rc == FMPL_SUCCESS) {
-        sync_write(c->ranks[parent_of(v)], handle, v, 0, b);
-        rc = sync_wait(handle, parent_of(v), 1, b);
-    }
-    /* Down: release both children. */
-    int kicked[2] = {-1, -1};
-    for (int k = 1; k <= 2; k++)
-        if (2 * v + k < p && rc == FMPL_SUCCESS) {
-            sync_write(c->ranks[2 * v + k], handle, v, 1, b);
-            kicked[k - 1] = c->ranks[2 * v + k];
-        }
-    /* Each sync TCW is reused by the next barrier: it must have left. */
-    if (v > 0 && fmpl_tcw_wait(&fmpl_g.sync_tcw[(size_t)c->ranks[parent_of(v)] * 2]) != SR_OK)
-        rc = FMPL_ERR_DEVICE;
-    for (int k = 0; k < 2; k++)
-        if (kicked[k] >= 0 && fmpl_tcw_wait(&fmpl_g.sync_tcw[(size_t)kicked[k] * 2 + 1]) != SR_OK)
-            rc = FMPL_ERR_DEVICE;
-    return rc;
-}
 
 int fmpl_hw_collectives(const fmpl_comm_t *comm)
 {

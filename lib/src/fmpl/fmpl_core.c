@@ -1,6 +1,9 @@
 /*
- * fmpl_core.c - FMPL setup, memory, the NIA transport (TCWs, waits) and
- * error names. Layout of areas and flags: fmpl_internal.h.
+ * fmpl_core.c - FMPL's state and setup, memory, the NIA transport (TCWs,
+ * waits) and error names: FMPL's lowest unit, under the synchronisation
+ * (fmpl_sync.c) and the calls. Layout of areas and flags: fmpl_internal.h.
+ * fmpl_init (fmpl_init.c) is this setup, then a barrier and an agreement on
+ * count.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,33 +258,32 @@ static int chan_setup(fmpl_chan *ch, unsigned area_ma, unsigned area_fa, int cou
     return FMPL_SUCCESS;
 }
 
-void fmpl_init(fmpl_match_t *ma, fmpl_flag_t *fa, int count, int *ier)
+/* fmpl_init's work in this process: the arguments checked, the channels,
+ * the user's areas mapped, FMPL_COMM_WORLD, and whether it may use the
+ * hardware collectives. 1 with fmpl_g.init set, else 0 with *ier set. */
+int fmpl_setup(fmpl_match_t *ma, fmpl_flag_t *fa, int count, int *ier)
 {
-    int dummy;
-    if (!ier)
-        ier = &dummy;
-    FMPL_BEGIN();
     if (fmpl_g.init) {
         *ier = FMPL_ERR_INIT;
-        goto out;
+        return 0;
     }
     if (fmpl_start() != 0) {
         fprintf(stderr, "fmpl_init: %s\n", fmpl_error_string(FMPL_ERR_NO_DEVICE));
         *ier = FMPL_ERR_NO_DEVICE;
-        goto out;
+        return 0;
     }
     if (!ma || !fa || count <= 0) {
         *ier = FMPL_ERR_ARG;
-        goto out;
+        return 0;
     }
     if (fmpl_g.size > FMPL_MAX_PROCS) {
         *ier = FMPL_ERR_RANK;
-        goto out;
+        return 0;
     }
     size_t slots = FMPL_AREA_SLOTS(count, fmpl_g.size);
     if (!fmpl_mapped(ma, slots * sizeof *ma) || !fmpl_mapped(fa, slots * sizeof *fa)) {
         *ier = FMPL_ERR_NOT_MAPPED;
-        goto out;
+        return 0;
     }
     memset(ma, 0, slots * sizeof *ma);
     memset(fa, 0, slots * sizeof *fa);
@@ -295,7 +297,7 @@ void fmpl_init(fmpl_match_t *ma, fmpl_flag_t *fa, int count, int *ier)
     fmpl_g.bcast_tcw = zalloc(sizeof(sr_tcw));
     if (rc != FMPL_SUCCESS || !fmpl_g.sync_tcw || !fmpl_g.sync_src || !fmpl_g.bcast_tcw) {
         *ier = FMPL_ERR_NO_MEMORY;
-        goto out;
+        return 0;
     }
     map_area(FMPL_AREA_MA, ma, slots * sizeof *ma);
     map_area(FMPL_AREA_FA, fa, slots * sizeof *fa);
@@ -330,30 +332,5 @@ void fmpl_init(fmpl_match_t *ma, fmpl_flag_t *fa, int count, int *ier)
     if (force && strcmp(force, "0") == 0)
         fmpl_g.hw_ok = 0;
     fmpl_g.init = 1;
-    /* Every rank's areas are mapped before anyone sends. */
-    *ier = fmpl_g.hw_ok ? fmpl_hw_barrier() : fmpl_sw_barrier(w, 0);
-    if (*ier == FMPL_SUCCESS) {
-        /* Slots are addressed by count: every rank must pass the same one,
-         * else sends would land in the wrong slots. Largest and smallest
-         * count (max |x| of count and of C - count) over the job. */
-        const int32_t c = INT32_MAX / 2;
-        int32_t *v = fmpl_malloc(4 * sizeof(int32_t));
-        if (!v) {
-            *ier = FMPL_ERR_NO_MEMORY;
-        } else {
-            v[0] = count;
-            v[1] = c - count;
-            fmpl_allreduce(v, 2, fmpl_imax, FMPL_COMM_WORLD, v + 2, ier);
-            if (*ier == FMPL_SUCCESS && v[0] != c - v[1]) {
-                fprintf(stderr, "fmpl_init: rank %d: the ranks passed different counts (%d to %d)\n",
-                        fmpl_g.rank, (int)(c - v[1]), (int)v[0]);
-                *ier = FMPL_ERR_ARG;
-            }
-            fmpl_free(v);
-        }
-    }
-    if (*ier != FMPL_SUCCESS)
-        fmpl_g.init = 0;
-out:
-    FMPL_END();
+    return 1;
 }

@@ -1,8 +1,11 @@
 /*
- * fmpl_internal.h - FMPL's state and the transport the calls share: the
- * NIA's remote-DMA areas, TCWs that are only rewritten (and re-versioned)
- * when they change, and "channels" of zero-copy send/recv slots (the user's
- * matching and flag areas; FMPL's own for collectives).
+ * fmpl_internal.h - FMPL's state and what its lowest unit (fmpl_core.c)
+ * offers the others: the NIA's remote-DMA areas, TCWs that are only
+ * rewritten (and re-versioned) when they change, and "channels" of
+ * zero-copy send/recv slots (the user's matching and flag areas; FMPL's own
+ * for collectives), whose handshake is fmpl_sync.h's. The units, each using
+ * only those before it: fmpl_core.c, fmpl_ops.c (reduction functions) <
+ * fmpl_sync.c (channel, barriers) < fmpl_p2p.c, fmpl_coll.c < fmpl_init.c.
  *
  * Remote-DMA areas every rank registers alike, so a sender names the place
  * at the receiver by (area, offset) without knowing its addresses:
@@ -125,27 +128,9 @@ void fmpl_charge(uint64_t ps);
 void fmpl_mmio_write(uint64_t reg, uint64_t value);
 uint64_t fmpl_mmio_read(uint64_t reg);
 
-/* Zero-copy send and receive on a channel; ranks are job ranks. */
-int fmpl_chan_send(fmpl_chan *ch, const void *buf, size_t size, int dst, int slot);
-int fmpl_chan_recv(fmpl_chan *ch, void *buf, size_t size, int src, int slot);
-int fmpl_chan_isend(fmpl_chan *ch, const void *buf, size_t size, int dst, int slot);
-int fmpl_chan_wait_send(fmpl_chan *ch, int dst, int slot);
-int fmpl_chan_irecv(fmpl_chan *ch, void *buf, size_t size, int src, int slot);
-int fmpl_chan_wait_recv(fmpl_chan *ch, int src, int slot);
-/* A send that moves nothing and fails the receive (and itself) with
- * FMPL_ERR_TRUNCATE, as a message too large for the receive buffer does: how
- * a collective tells the rank waiting for its data that the call failed. */
-int fmpl_chan_refuse(fmpl_chan *ch, int dst, int slot);
-/* Bytes the last completed receive from src on `slot` got. */
-static inline uint64_t fmpl_chan_got(const fmpl_chan *ch, int src, int slot)
-{
-    return ch->recv_got[(size_t)src * (size_t)ch->count + (size_t)slot];
-}
-
-/* A communicator of this process (NULL and *ier set when not). */
-fmpl_comm_state *fmpl_comm_of(const fmpl_comm_t *comm, int *ier);
-int fmpl_hw_barrier(void);
-int fmpl_sw_barrier(fmpl_comm_state *c, int handle);
+/* fmpl_init's setup in this process (fmpl_core.c): 1 when done, else 0
+ * with *ier set. */
+int fmpl_setup(fmpl_match_t *ma, fmpl_flag_t *fa, int count, int *ier);
 
 /* API bracketing (clock attribution under --clock cpu). */
 #define FMPL_BEGIN() p2_rt_api_begin()

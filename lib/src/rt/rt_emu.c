@@ -537,6 +537,11 @@ static void attach_once(void)
     setenv("P2_RT_OWNER", mine, 1);
 }
 
+void p2_rt_ring(p2_rt *r)
+{
+    p2_job_ring(r->job);
+}
+
 int p2_rt_rank_node(const p2_rt *r, int rank)
 {
     if (!r || rank < 0 || rank >= r->size)

@@ -333,7 +333,7 @@ TEST(ParamChecks, RepeatedParametersAndNulBytesAreRefused) {
   EXPECT_EQ(topo_error(std::string("ring 4\0\n", 8)), "T:1: NUL byte in the line (not a text file?)");
 }
 
-// MPI_Init's own rules (mpi/p2mpi.c), checked at load instead of in every
+// MPI_Init's own rules (mpi/p2mpi_engine.c), checked at load instead of in every
 // rank once the job runs: the layer's share of host memory holds its queues,
 // 384 eager buffers and 1 MiB of staging.
 TEST(ParamChecks, MpiShareHoldsTheLayer) {

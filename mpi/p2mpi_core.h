@@ -1,0 +1,53 @@
+/*
+ * p2mpi_core.h - what the lowest unit of the MPI layer (p2mpi_core.c) offers
+ * every unit above it: the clock, the bracket of an MPI call, fatal errors
+ * and the communicator table. The rank's state E is in p2mpi.h.
+ */
+#ifndef P2MPI_CORE_H
+#define P2MPI_CORE_H
+
+#include "p2mpi.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Marks the start of an MPI call: its name for messages and the deadlock
+ * diagnosis, and the layer's per-call cost. pm_leave ends it. */
+void pm_enter(const char *call);
+void pm_leave(void);
+/* Ends the job unless MPI_Init has run and MPI_Finalize has not. */
+void pm_need_init(const char *call);
+/* Charges `ps` to the rank's clock. */
+void pm_charge(uint64_t ps);
+/* The rank's clock. */
+uint64_t pm_now_ps(void);
+/* Ends the job: "p2mpi: rank R: <call>: <message>", exit status 1. */
+_Noreturn void pm_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Called by the generated stubs (unsupported.c) for the calls the layer
+ * does not model. */
+_Noreturn void p2mpi_unsupported(const char *name);
+
+/* The bracket of an MPI call that needs MPI_Init: CALL(name) at its start,
+ * RETURN(v) at each return. */
+#define CALL(name)       \
+    pm_enter(name);      \
+    pm_need_init(name)
+#define RETURN(v)        \
+    do {                 \
+        int rv_ = (v);   \
+        pm_leave();      \
+        return rv_;      \
+    } while (0)
+
+/* The communicator table: the communicator a handle names (or the job
+ * ends), and the comm rank of world rank w in c (or -1). */
+pm_comm *pm_comm_of(MPI_Comm c, const char *call);
+int pm_comm_rank_of(const pm_comm *c, int w);
+/* MPI_COMM_WORLD and MPI_COMM_SELF (the engine's start). */
+void pm_comms_start(void);
+/* A communicator p2mpi_comm.c made joins the table; one it frees leaves. */
+void pm_comm_link(pm_comm *c);
+void pm_comm_unlink(pm_comm *c);
+
+#pragma GCC visibility pop
+
+#endif /* P2MPI_CORE_H */

@@ -1,0 +1,88 @@
+/*
+ * p2mpi_engine.h - what the message engine (p2mpi_engine.c) offers the
+ * units above it: the message header and the HCA's send side, matching, the
+ * progress loop, the engine's start.
+ */
+#ifndef P2MPI_ENGINE_H
+#define P2MPI_ENGINE_H
+
+#include "ib_hw.h"
+#include "p2mpi_gpu.h"
+#include "p2mpi_request.h"
+
+#pragma GCC visibility push(hidden)
+
+/* ---- Messages ------------------------------------------------------------------ */
+enum { H_EAGER = 1, H_RTS = 2, H_CTS = 3, H_FIN = 4, H_CHUNK = 5 };
+#define CTS_CHUNKS 1u /* CTS flags: the receiver stages GPU data: CHUNK per chunk, no FIN */
+
+typedef struct pm_hdr {
+    uint32_t type;
+    int32_t src;      /* sender's world rank */
+    int32_t tag;
+    uint32_t ctx;
+    uint64_t bytes;   /* message bytes */
+    uint64_t sreq;    /* sender's request id (RTS, CTS) */
+    uint64_t rreq;    /* receiver's request id (CTS, FIN) */
+    uint64_t addr;    /* CTS: bus address of the receiver's staging */
+    uint64_t off;     /* CHUNK: where the chunk starts in the message */
+    uint32_t len;     /* CHUNK: its bytes */
+    uint32_t flags;   /* CTS: CTS_CHUNKS */
+} pm_hdr;
+_Static_assert(sizeof(pm_hdr) == HDR_BYTES, "header size");
+
+/* wr_id of send work requests: kind in the top byte */
+enum { WR_SLOT = 1, WR_WRITE = 2, WR_CHUNK = 3 };
+#define WR(kind, v) (((uint64_t)(kind) << 56) | (uint64_t)(v))
+#define CHUNK_BITS 20 /* WR_CHUNK: request id << CHUNK_BITS | chunk index */
+
+/* A message that arrived before a receive matched it (in arrival order). */
+typedef struct pm_unexp {
+    pm_hdr h;
+    uint8_t *data; /* eager: a copy of the data */
+    struct pm_unexp *next;
+} pm_unexp;
+
+/* A rendezvous step waiting for staging memory. */
+typedef struct pm_pending {
+    int cts; /* 1: receiver must answer an RTS; 0: sender must write after CTS */
+    pm_req *req;
+    pm_hdr h;
+    struct pm_pending *next;
+} pm_pending;
+
+/* The tags of collective messages say which call sent them: PM_TAG_BCAST of
+ * its root for MPI_Bcast, PM_TAG_COLL for the others. A collective receive
+ * matches by source alone (the calls on a communicator are ordered), then a
+ * tag other than its own means the ranks' calls differ: the engine ends the
+ * job naming both (the header carries the tag anyway: no cost). */
+#define PM_TAG_COLL 0
+#define PM_TAG_BCAST(root) (1 + (root))
+
+/* ---- The HCA ------------------------------------------------------------------- */
+/* The bus address of an offset in the layer's host memory; send slot i. */
+uint64_t pm_bus_of(uint64_t off);
+uint8_t *pm_send_slot(int i);
+/* A work request on the SQ (waits for a free entry); a free send slot
+ * (waits for one); a header (and n bytes of data after it) SENT on rail 0. */
+void pm_post_wqe(uint8_t op, int wdest, uint8_t rail, uint64_t local_bus, uint64_t len,
+                 uint64_t remote, uint64_t wr_id);
+int pm_take_send_slot(void);
+void pm_send_hdr(int wdest, const pm_hdr *h, const void *data, size_t n);
+
+/* ---- Matching and progress ------------------------------------------------------- */
+/* Whether a message with header h is for receive r; a matched message into
+ * r: eager data into its buffer, or the rendezvous started. */
+int pm_matches(const pm_req *r, const pm_hdr *h);
+void pm_deliver(pm_req *r, const pm_hdr *h, const uint8_t *data);
+/* Handles the next completion or timed event. block: wait for one (the
+ * rank's clock jumps to when the completion was written, or to the event);
+ * else only one there at the rank's time. Returns whether it handled one. */
+int pm_progress(int block);
+/* MPI_Init's: the HCA's queues in the top mpi_host_bytes of node memory,
+ * the receive slots posted, the predefined communicators. */
+void pm_engine_start(void);
+
+#pragma GCC visibility pop
+
+#endif /* P2MPI_ENGINE_H */

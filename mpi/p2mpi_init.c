@@ -1,0 +1,114 @@
+/*
+ * p2mpi_init.c - start-up and shutdown of the MPI layer: MPI_Init (Open MPI's
+ * own, for local work, then the engine), MPI_Finalize (drain, a barrier),
+ * MPI_Abort, and the calls that need no message (MPI_Comm_rank, _size,
+ * MPI_Wtime, MPI_Wtick). The top unit: it may use every other.
+ */
+#define _GNU_SOURCE
+#include "p2mpi_coll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- Start-up and shutdown -------------------------------------------------------- */
+
+static int init_common(int *argc, char ***argv, int required, int *provided, int thread)
+{
+    pm_enter(thread ? "MPI_Init_thread" : "MPI_Init");
+    if (E.inited)
+        pm_fatal("called twice (MPI_ERR_OTHER)");
+    /* Open MPI serves local work only (a singleton when p2run starts the
+     * ranks itself); the job's ranks come from p2run. */
+    /* Open MPI's singleton start forks helpers: they must not attach to the
+     * job as this rank nor load the layer. */
+    char *saved[3] = {NULL, NULL, NULL};
+    static const char *const hide[3] = {"P2_JOB", "LD_PRELOAD", "P2_RT_OWNER"};
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(hide[i]);
+        saved[i] = v ? strdup(v) : NULL;
+        unsetenv(hide[i]);
+    }
+    int rc = thread ? PMPI_Init_thread(argc, argv, required < MPI_THREAD_FUNNELED ? required
+                                                                                   : MPI_THREAD_FUNNELED,
+                                       provided)
+                    : PMPI_Init(argc, argv);
+    for (int i = 0; i < 3; i++)
+        if (saved[i]) {
+            setenv(hide[i], saved[i], 1);
+            free(saved[i]);
+        }
+    if (rc != MPI_SUCCESS)
+        pm_fatal("Open MPI's own initialisation failed (%d)", rc);
+    pm_engine_start();
+    pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
+    pm_leave();
+    return MPI_SUCCESS;
+}
+
+int MPI_Init(int *argc, char ***argv) { return init_common(argc, argv, 0, NULL, 0); }
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = init_common(argc, argv, required, provided, 1);
+    if (provided)
+        *provided = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    pm_enter("MPI_Finalize");
+    pm_need_init("MPI_Finalize");
+    /* Every message this rank started is out of its hands before it goes. */
+    snprintf(E.what, sizeof E.what, "draining its sends");
+    while (E.sq_done < E.sq_posted || E.pending || E.nev)
+        pm_progress(1);
+    /* MPI_Finalize is collective: a barrier, so that no rank sits in Open
+     * MPI's own finalize (a wall-clock fence under mpirun) while another
+     * still waits for one of its messages in simulated time. */
+    E.what[0] = '\0';
+    pm_coll_barrier(pm_comm_of(MPI_COMM_WORLD, "MPI_Finalize"));
+    while (E.sq_done < E.sq_posted)
+        pm_progress(1);
+    E.finalized = 1;
+    pm_leave();
+    /* Under mpirun Open MPI's finalize is a wall-clock fence: while this rank
+     * waits in it, it must not hold simulated time back from a rank that
+     * still waits for the last barrier message (the frontend skips ranks
+     * flagged in_collective while any rank is outside). Device calls after
+     * MPI_Finalize are not ordered after the others' (README.md). */
+    snprintf(E.chan->mpi_call, sizeof E.chan->mpi_call, "MPI_Finalize");
+    p2_st_sc(&E.chan->in_collective, 1u);
+    p2_rt_ring(E.rt);
+    int rc = PMPI_Finalize();
+    p2_st_sc(&E.chan->in_collective, 0u);
+    p2_rt_ring(E.rt);
+    return rc;
+}
+
+int MPI_Abort(MPI_Comm comm, int code)
+{
+    (void)comm;
+    fprintf(stderr, "p2mpi: rank %d: MPI_Abort(%d): the job stops\n", pm_world_rank, code);
+    fflush(stderr);
+    _exit(code ? (code & 0xff ? code & 0xff : 1) : 1);
+}
+
+int MPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    pm_need_init("MPI_Comm_rank");
+    *rank = pm_comm_of(comm, "MPI_Comm_rank")->rank;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_size(MPI_Comm comm, int *size)
+{
+    pm_need_init("MPI_Comm_size");
+    *size = pm_comm_of(comm, "MPI_Comm_size")->size;
+    return MPI_SUCCESS;
+}
+
+double MPI_Wtime(void) { return p2_rt_wtime(); }
+double MPI_Wtick(void) { return 1e-12; }

@@ -1,0 +1,215 @@
+/*
+ * p2mpi_p2p.c - point-to-point on a context, the machinery of the MPI
+ * point-to-point calls and of the collectives: a request per call, eager
+ * data into a send slot or an RTS, receives matched against the messages
+ * that arrived first, waits that run the engine's progress loop. Depends on
+ * the engine (p2mpi_engine.c) and the units below it.
+ */
+#define _GNU_SOURCE
+#include "p2mpi_p2p.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Point-to-point ------------------------------------------------------------ */
+
+void pm_describe(const char *dir, int peer, int tag, pm_comm *c)
+{
+    char p[24], t[24];
+    if (peer == MPI_ANY_SOURCE)
+        snprintf(p, sizeof p, "any rank");
+    else
+        snprintf(p, sizeof p, "rank %d", c->world[peer]);
+    if (tag == MPI_ANY_TAG)
+        snprintf(t, sizeof t, "any tag");
+    else
+        snprintf(t, sizeof t, "tag %d", tag);
+    if (!E.what[0])
+        snprintf(E.what, sizeof E.what, "%s %s %s", dir, p, t);
+}
+
+void pm_check_peer(pm_comm *c, int peer, int any_ok)
+{
+    if (peer == MPI_PROC_NULL || (any_ok && peer == MPI_ANY_SOURCE))
+        return;
+    if (peer < 0 || peer >= c->size)
+        pm_fatal("rank %d is not in the communicator (size %d) (MPI_ERR_RANK)", peer, c->size);
+}
+
+/* A new active point-to-point request with the call's arguments, handed out
+ * in *h; the call's cost is charged here. */
+static pm_req *req_start(int kind, void *buf, int count, MPI_Datatype type, int peer, int tag,
+                         pm_comm *c, int coll, MPI_Request *h)
+{
+    pm_req *r = pm_req_new(kind);
+    r->buf = buf;
+    r->count = count;
+    r->type = type;
+    r->peer = peer;
+    r->tag = tag;
+    r->comm = c;
+    r->coll = coll;
+    r->ctx = c->ctx + (coll ? 1u : 0u);
+    r->active = 1;
+    *h = as_handle(r);
+    pm_describe(kind == RQ_SEND ? "to" : "from", peer, tag, c);
+    pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
+    return r;
+}
+
+int pm_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, pm_comm *c,
+             int coll, int sync, MPI_Request *req)
+{
+    pm_check_peer(c, dest, 0);
+    if (count < 0)
+        pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
+    if (!coll && tag < 0)
+        pm_fatal("negative tag %d (MPI_ERR_TAG)", tag);
+    pm_req *r = req_start(RQ_SEND, (void *)buf, count, type, dest, tag, c, coll, req);
+    r->sync = sync;
+    if (dest == MPI_PROC_NULL) {
+        r->done = 1;
+        return MPI_SUCCESS;
+    }
+    size_t n = pm_type_size(type) * (size_t)count;
+    r->bytes = n;
+    pm_hdr h = {.src = pm_world_rank, .tag = tag, .ctx = r->ctx, .bytes = n, .sreq = r->id};
+    /* GPU buffers: eager only up to the GDRCopy limit (MVAPICH2-GDR). */
+    int gpu = pm_gpu_mem(buf);
+    uint64_t gdrcopy = (uint64_t)E.rt->prm.mpi_gdrcopy_bytes;
+    if (n <= (gpu && gdrcopy < pm_eager_bytes ? gdrcopy : pm_eager_bytes) && !sync) {
+        h.type = H_EAGER;
+        int s = pm_take_send_slot();
+        uint8_t *p = pm_send_slot(s);
+        memcpy(p, &h, HDR_BYTES);
+        pm_pack(buf, count, type, p + HDR_BYTES, n);
+        pm_charge(gpu ? pm_gdr_d2h_ps(n) : pm_copy_ps(n));
+        pm_post_wqe(IB_OP_SEND, c->world[dest], 0,
+                    pm_bus_of(E.send_off + (uint64_t)s * E.slot_bytes), HDR_BYTES + n, 0,
+                    WR(WR_SLOT, s));
+        r->done = 1;
+    } else {
+        h.type = H_RTS; /* MPI_Ssend: always, so it completes only once matched */
+        pm_send_hdr(c->world[dest], &h, NULL, 0);
+    }
+    return MPI_SUCCESS;
+}
+
+int pm_irecv(void *buf, int count, MPI_Datatype type, int src, int tag, pm_comm *c, int coll,
+             MPI_Request *req)
+{
+    pm_check_peer(c, src, 1);
+    if (count < 0)
+        pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
+    pm_req *r = req_start(RQ_RECV, buf, count, type, src, tag, c, coll, req);
+    if (src == MPI_PROC_NULL) {
+        r->status.MPI_SOURCE = MPI_PROC_NULL;
+        r->status.MPI_TAG = MPI_ANY_TAG;
+        r->status._ucount = 0;
+        r->done = 1;
+        return MPI_SUCCESS;
+    }
+    /* Earliest unexpected message first: arrival (simulated-time) order. */
+    pm_unexp **pp = &E.unexp, *prev = NULL;
+    for (pm_unexp *u = E.unexp; u; prev = u, pp = &u->next, u = u->next)
+        if (pm_matches(r, &u->h)) {
+            *pp = u->next;
+            if (E.unexp_tail == u)
+                E.unexp_tail = prev;
+            pm_deliver(r, &u->h, u->data);
+            free(u->data);
+            free(u);
+            return MPI_SUCCESS;
+        }
+    if (E.posted_tail)
+        E.posted_tail->next = r;
+    else
+        E.posted = r;
+    E.posted_tail = r;
+    r->next = NULL;
+    return MPI_SUCCESS;
+}
+
+/* Finishes a done request: status out; a persistent one goes inactive, any
+ * other is freed and its handle nulled. */
+void pm_finish(MPI_Request *h, MPI_Status *st)
+{
+    pm_req *r = as_req(*h);
+    if (st != MPI_STATUS_IGNORE) {
+        if (r->kind == RQ_RECV) {
+            *st = r->status;
+        } else {
+            st->MPI_ERROR = MPI_SUCCESS;
+            st->_cancelled = 0;
+            st->_ucount = 0;
+        }
+    }
+    if (r->persistent) {
+        r->active = 0;
+        return;
+    }
+    pm_req_free(r);
+    *h = MPI_REQUEST_NULL;
+}
+
+void pm_empty_status(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->_cancelled = 0;
+    st->_ucount = 0;
+}
+
+int pm_inactive(MPI_Request h) { return h == MPI_REQUEST_NULL || !as_req(h)->active; }
+
+int pm_wait(MPI_Request *h, MPI_Status *st)
+{
+    if (pm_inactive(*h)) {
+        pm_empty_status(st);
+        return MPI_SUCCESS;
+    }
+    pm_req *r = as_req(*h);
+    if (!E.what[0])
+        pm_describe(r->kind == RQ_SEND ? "to" : "from", r->peer, r->tag, r->comm);
+    while (!r->done)
+        pm_progress(1);
+    pm_finish(h, st);
+    return MPI_SUCCESS;
+}
+
+int pm_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    for (int i = 0; i < n; i++)
+        pm_wait(&reqs[i], sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i]);
+    return MPI_SUCCESS;
+}
+
+int pm_send(const void *buf, int count, MPI_Datatype type, int dest, int tag, pm_comm *c, int coll)
+{
+    MPI_Request r;
+    pm_isend(buf, count, type, dest, tag, c, coll, 0, &r);
+    return pm_wait(&r, MPI_STATUS_IGNORE);
+}
+
+int pm_recv(void *buf, int count, MPI_Datatype type, int src, int tag, pm_comm *c, int coll,
+            MPI_Status *st)
+{
+    MPI_Request r;
+    pm_irecv(buf, count, type, src, tag, c, coll, &r);
+    return pm_wait(&r, st);
+}
+
+int pm_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                int rcount, MPI_Datatype rtype, int src, int rtag, pm_comm *c, int coll,
+                MPI_Status *st)
+{
+    MPI_Request r[2];
+    pm_irecv(rbuf, rcount, rtype, src, rtag, c, coll, &r[0]);
+    pm_isend(sbuf, scount, stype, dest, stag, c, coll, 0, &r[1]);
+    pm_wait(&r[1], MPI_STATUS_IGNORE);
+    return pm_wait(&r[0], st);
+}

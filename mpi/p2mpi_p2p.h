@@ -1,0 +1,44 @@
+/*
+ * p2mpi_p2p.h - what point-to-point (p2mpi_p2p.c) offers the units above
+ * it: the MPI point-to-point calls and the collectives.
+ */
+#ifndef P2MPI_P2P_H
+#define P2MPI_P2P_H
+
+#include "p2mpi_engine.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Point-to-point on a context (comm ctx for user traffic, ctx + 1 for the
+ * collectives); ranks are comm ranks. Blocking forms return MPI_SUCCESS or
+ * end the job with a message (errors are fatal, MPI's default). */
+int pm_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, pm_comm *c,
+             int coll, int sync, MPI_Request *req);
+int pm_irecv(void *buf, int count, MPI_Datatype type, int src, int tag, pm_comm *c, int coll,
+             MPI_Request *req);
+int pm_wait(MPI_Request *req, MPI_Status *st);
+int pm_waitall(int n, MPI_Request reqs[], MPI_Status sts[]);
+int pm_send(const void *buf, int count, MPI_Datatype type, int dest, int tag, pm_comm *c, int coll);
+int pm_recv(void *buf, int count, MPI_Datatype type, int src, int tag, pm_comm *c, int coll,
+            MPI_Status *st);
+int pm_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                int rcount, MPI_Datatype rtype, int src, int rtag, pm_comm *c, int coll,
+                MPI_Status *st);
+
+/* What the call is waiting for ("to rank R tag T"), for the deadlock
+ * diagnosis: the first description of a call stands. */
+void pm_describe(const char *dir, int peer, int tag, pm_comm *c);
+/* Ends the job unless peer is a rank of c (MPI_PROC_NULL is; MPI_ANY_SOURCE
+ * when any_ok). */
+void pm_check_peer(pm_comm *c, int peer, int any_ok);
+/* A done request finished: status out; a persistent one goes inactive, any
+ * other is freed and its handle nulled. */
+void pm_finish(MPI_Request *h, MPI_Status *st);
+/* The status of a request that was null or inactive. */
+void pm_empty_status(MPI_Status *st);
+/* Whether a handle is null or an inactive persistent request. */
+int pm_inactive(MPI_Request h);
+
+#pragma GCC visibility pop
+
+#endif /* P2MPI_P2P_H */

@@ -1,0 +1,388 @@
+/*
+ * p2mpi_p2p_calls.c - the MPI point-to-point calls: send and receive in
+ * every mode, waits and tests, persistent requests, probes. Depends on
+ * p2mpi_p2p.c and the units below it.
+ */
+#define _GNU_SOURCE
+#include "p2mpi_p2p.h"
+
+#include <stdlib.h>
+
+/* ---- The point-to-point calls ------------------------------------------------------- */
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    CALL("MPI_Send");
+    RETURN(pm_send(buf, count, type, dest, tag, pm_comm_of(comm, "MPI_Send"), 0));
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    CALL("MPI_Ssend");
+    MPI_Request r;
+    pm_isend(buf, count, type, dest, tag, pm_comm_of(comm, "MPI_Ssend"), 0, 1, &r);
+    RETURN(pm_wait(&r, MPI_STATUS_IGNORE));
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request *req)
+{
+    CALL("MPI_Isend");
+    RETURN(pm_isend(buf, count, type, dest, tag, pm_comm_of(comm, "MPI_Isend"), 0, 0, req));
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request *req)
+{
+    CALL("MPI_Issend");
+    RETURN(pm_isend(buf, count, type, dest, tag, pm_comm_of(comm, "MPI_Issend"), 0, 1, req));
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+             MPI_Status *st)
+{
+    CALL("MPI_Recv");
+    RETURN(pm_recv(buf, count, type, src, tag, pm_comm_of(comm, "MPI_Recv"), 0, st));
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+              MPI_Request *req)
+{
+    CALL("MPI_Irecv");
+    RETURN(pm_irecv(buf, count, type, src, tag, pm_comm_of(comm, "MPI_Irecv"), 0, req));
+}
+
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                 int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status *st)
+{
+    CALL("MPI_Sendrecv");
+    RETURN(pm_sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag,
+                       pm_comm_of(comm, "MPI_Sendrecv"), 0, st));
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int src,
+                         int rtag, MPI_Comm comm, MPI_Status *st)
+{
+    CALL("MPI_Sendrecv_replace");
+    void *tmp_shift;
+    void *tmp = pm_type_buffer(type, count, &tmp_shift);
+    pm_sendrecv(buf, count, type, dest, stag, tmp_shift, count, type, src, rtag,
+                pm_comm_of(comm, "MPI_Sendrecv_replace"), 0, st);
+    size_t got = st != MPI_STATUS_IGNORE ? (size_t)st->_ucount : pm_type_size(type) * (size_t)count;
+    int n = (int)(got / (pm_type_size(type) ? pm_type_size(type) : 1));
+    pm_local_copy(tmp_shift, n, type, buf, count, type);
+    free(tmp);
+    RETURN(MPI_SUCCESS);
+}
+
+int MPI_Wait(MPI_Request *req, MPI_Status *st)
+{
+    CALL("MPI_Wait");
+    RETURN(pm_wait(req, st));
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    CALL("MPI_Waitall");
+    RETURN(pm_waitall(n, reqs, sts));
+}
+
+/* Processes every completion already there at the rank's time. */
+static void poll_all(void)
+{
+    while (pm_progress(0))
+        ;
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
+{
+    CALL("MPI_Test");
+    if (pm_inactive(*req)) {
+        *flag = 1;
+        pm_empty_status(st);
+        RETURN(MPI_SUCCESS);
+    }
+    if (!as_req(*req)->done)
+        poll_all();
+    *flag = as_req(*req)->done;
+    if (*flag)
+        pm_finish(req, st);
+    RETURN(MPI_SUCCESS);
+}
+
+int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
+{
+    CALL("MPI_Testall");
+    poll_all();
+    int all = 1;
+    for (int i = 0; i < n; i++)
+        if (!pm_inactive(reqs[i]) && !as_req(reqs[i])->done)
+            all = 0;
+    *flag = all;
+    if (all)
+        for (int i = 0; i < n; i++) {
+            MPI_Status *s = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+            if (pm_inactive(reqs[i]))
+                pm_empty_status(s);
+            else
+                pm_finish(&reqs[i], s);
+        }
+    RETURN(MPI_SUCCESS);
+}
+
+/* The first done request among reqs, lowest index; -1 if none; -2 if every
+ * one is inactive. */
+static int first_done(int n, MPI_Request reqs[])
+{
+    int any_active = 0;
+    for (int i = 0; i < n; i++) {
+        if (pm_inactive(reqs[i]))
+            continue;
+        any_active = 1;
+        if (as_req(reqs[i])->done)
+            return i;
+    }
+    return any_active ? -1 : -2;
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
+{
+    CALL("MPI_Waitany");
+    int i;
+    while ((i = first_done(n, reqs)) == -1)
+        pm_progress(1);
+    if (i == -2) {
+        *index = MPI_UNDEFINED;
+        pm_empty_status(st);
+        RETURN(MPI_SUCCESS);
+    }
+    *index = i;
+    pm_finish(&reqs[i], st);
+    RETURN(MPI_SUCCESS);
+}
+
+int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
+{
+    CALL("MPI_Testany");
+    poll_all();
+    int i = first_done(n, reqs);
+    *flag = i != -1;
+    *index = MPI_UNDEFINED;
+    if (i == -2)
+        pm_empty_status(st);
+    else if (i >= 0) {
+        *index = i;
+        pm_finish(&reqs[i], st);
+    }
+    RETURN(MPI_SUCCESS);
+}
+
+static int some_done(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+    int k = 0, any_active = 0;
+    for (int i = 0; i < n; i++) {
+        if (pm_inactive(reqs[i]))
+            continue;
+        any_active = 1;
+        if (as_req(reqs[i])->done) {
+            idx[k] = i;
+            pm_finish(&reqs[i], sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[k]);
+            k++;
+        }
+    }
+    *outcount = any_active ? k : MPI_UNDEFINED;
+    return k;
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+    CALL("MPI_Waitsome");
+    while (first_done(n, reqs) == -1)
+        pm_progress(1);
+    some_done(n, reqs, outcount, idx, sts);
+    RETURN(MPI_SUCCESS);
+}
+
+int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+    CALL("MPI_Testsome");
+    poll_all();
+    some_done(n, reqs, outcount, idx, sts);
+    RETURN(MPI_SUCCESS);
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+    CALL("MPI_Request_free");
+    if (*req == MPI_REQUEST_NULL)
+        RETURN(MPI_SUCCESS);
+    pm_req *r = as_req(*req);
+    /* An active request finishes on its own; only then may it go. */
+    while (r->active && !r->done)
+        pm_progress(1);
+    pm_req_free(r);
+    *req = MPI_REQUEST_NULL;
+    RETURN(MPI_SUCCESS);
+}
+
+/* Persistent requests: the arguments kept, each MPI_Start posts them anew. */
+static int persist(int kind, const void *buf, int count, MPI_Datatype type, int peer, int tag,
+                   MPI_Comm comm, int sync, MPI_Request *req, const char *call)
+{
+    pm_comm *c = pm_comm_of(comm, call);
+    pm_check_peer(c, peer, kind == RQ_RECV);
+    pm_req *r = pm_req_new(kind);
+    r->persistent = 1;
+    r->buf = (void *)buf;
+    r->count = count;
+    r->type = type;
+    r->peer = peer;
+    r->tag = tag;
+    r->comm = c;
+    r->sync = sync;
+    *req = as_handle(r);
+    return MPI_SUCCESS;
+}
+
+int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    CALL("MPI_Send_init");
+    RETURN(persist(RQ_SEND, buf, count, type, dest, tag, comm, 0, req, "MPI_Send_init"));
+}
+
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *req)
+{
+    CALL("MPI_Ssend_init");
+    RETURN(persist(RQ_SEND, buf, count, type, dest, tag, comm, 1, req, "MPI_Ssend_init"));
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    CALL("MPI_Recv_init");
+    RETURN(persist(RQ_RECV, buf, count, type, src, tag, comm, 0, req, "MPI_Recv_init"));
+}
+
+/* Starting a persistent request posts an ordinary one and lets the persistent
+ * handle follow it: the ordinary one's state moves into the persistent one. */
+static void start_one(MPI_Request *h)
+{
+    pm_req *p = as_req(*h);
+    if (p->active)
+        pm_fatal("MPI_Start of a request that is still active (MPI_ERR_REQUEST)");
+    MPI_Request tmp;
+    if (p->kind == RQ_SEND)
+        pm_isend(p->buf, p->count, p->type, p->peer, p->tag, p->comm, 0, p->sync, &tmp);
+    else
+        pm_irecv(p->buf, p->count, p->type, p->peer, p->tag, p->comm, 0, &tmp);
+    pm_req *r = as_req(tmp);
+    /* Take over r's identity: messages in flight name r->id. */
+    uint64_t old = p->id;
+    pm_req *posted_next = r->next;
+    *p = *r;
+    p->persistent = 1;
+    p->next = posted_next;
+    E.reqs[r->id] = p;
+    E.reqs[old] = NULL;
+    for (pm_req **q = &E.posted; *q; q = &(*q)->next)
+        if (*q == r) {
+            *q = p;
+            break;
+        }
+    if (E.posted_tail == r)
+        E.posted_tail = p;
+    for (pm_pending *d = E.pending; d; d = d->next)
+        if (d->req == r)
+            d->req = p;
+    free(r);
+}
+
+int MPI_Start(MPI_Request *req)
+{
+    CALL("MPI_Start");
+    start_one(req);
+    RETURN(MPI_SUCCESS);
+}
+
+int MPI_Startall(int n, MPI_Request reqs[])
+{
+    CALL("MPI_Startall");
+    for (int i = 0; i < n; i++)
+        start_one(&reqs[i]);
+    RETURN(MPI_SUCCESS);
+}
+
+/* Probe: the earliest unexpected message that matches, waiting for more
+ * arrivals (blocking) or only those there at the rank's time. */
+static pm_unexp *probe(int src, int tag, pm_comm *c, int block)
+{
+    pm_req key = {.peer = src, .tag = tag, .comm = c, .ctx = c->ctx, .type = MPI_BYTE};
+    for (;;) {
+        for (pm_unexp *u = E.unexp; u; u = u->next)
+            if (pm_matches(&key, &u->h))
+                return u;
+        if (!pm_progress(block))
+            return NULL;
+    }
+}
+
+static void probe_status(pm_unexp *u, pm_comm *c, MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = pm_comm_rank_of(c, u->h.src);
+    st->MPI_TAG = u->h.tag;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->_cancelled = 0;
+    st->_ucount = (size_t)u->h.bytes;
+}
+
+int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *st)
+{
+    CALL("MPI_Probe");
+    pm_comm *c = pm_comm_of(comm, "MPI_Probe");
+    pm_check_peer(c, src, 1);
+    if (src == MPI_PROC_NULL) {
+        pm_empty_status(st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_SOURCE = MPI_PROC_NULL;
+        RETURN(MPI_SUCCESS);
+    }
+    pm_describe("from", src, tag, c);
+    pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
+    probe_status(probe(src, tag, c, 1), c, st);
+    RETURN(MPI_SUCCESS);
+}
+
+int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
+{
+    CALL("MPI_Iprobe");
+    pm_comm *c = pm_comm_of(comm, "MPI_Iprobe");
+    pm_check_peer(c, src, 1);
+    if (src == MPI_PROC_NULL) {
+        *flag = 1;
+        pm_empty_status(st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_SOURCE = MPI_PROC_NULL;
+        RETURN(MPI_SUCCESS);
+    }
+    pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
+    pm_unexp *u = probe(src, tag, c, 0);
+    *flag = u != NULL;
+    if (u)
+        probe_status(u, c, st);
+    RETURN(MPI_SUCCESS);
+}
+
+int MPI_Get_count(const MPI_Status *st, MPI_Datatype type, int *count)
+{
+    size_t sz = pm_type_size(type);
+    size_t n = (size_t)st->_ucount;
+    if (sz == 0)
+        *count = n == 0 ? 0 : MPI_UNDEFINED;
+    else
+        *count = n % sz ? MPI_UNDEFINED : (int)(n / sz);
+    return MPI_SUCCESS;
+}

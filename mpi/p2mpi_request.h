@@ -1,0 +1,51 @@
+/*
+ * p2mpi_request.h - what the request unit (p2mpi_request.c) offers the units
+ * above it: the request of a point-to-point operation, from the call's
+ * arguments to the rendezvous state and the result.
+ */
+#ifndef P2MPI_REQUEST_H
+#define P2MPI_REQUEST_H
+
+#include "p2mpi_core.h"
+
+#pragma GCC visibility push(hidden)
+
+enum { RQ_SEND = 1, RQ_RECV = 2 };
+typedef struct pm_req {
+    int kind, done, active, persistent, coll, sync;
+    uint64_t id;
+    /* the call's arguments */
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    int peer, tag; /* comm ranks; peer may be MPI_ANY_SOURCE or MPI_PROC_NULL */
+    pm_comm *comm;
+    uint32_t ctx;
+    /* rendezvous state */
+    uint64_t staging; /* offset in the staging arena + 1, 0 = none */
+    int direct;       /* rendezvous straight from/to GPU memory (no staging) */
+    int piped;        /* the GPU side of this end goes through host staging in chunks */
+    int notify;       /* send: the receiver wants a CHUNK per chunk (CTS_CHUNKS) */
+    uint64_t local, remote; /* send: bus addresses the data comes from and goes to */
+    uint64_t chunks, chunks_left; /* chunked: how many, how many not yet acknowledged/copied in */
+    uint64_t bytes;
+    uint64_t rreq;    /* send: the receiver's request, named by the FIN */
+    int fins_left;    /* receive: FINs still to come, one per rail */
+    /* receive: result */
+    MPI_Status status;
+    struct pm_req *next; /* posted-receive queue */
+} pm_req;
+
+/* A new request of `kind` with the next id; the request an id names (the job
+ * ends if none: a message names it); a request's end. */
+pm_req *pm_req_new(int kind);
+pm_req *pm_req_by_id(uint64_t id);
+void pm_req_free(pm_req *r);
+
+/* MPI_Request handles are the requests themselves. */
+static inline pm_req *as_req(MPI_Request h) { return (pm_req *)(void *)h; }
+static inline MPI_Request as_handle(pm_req *r) { return (MPI_Request)(void *)r; }
+
+#pragma GCC visibility pop
+
+#endif /* P2MPI_REQUEST_H */
