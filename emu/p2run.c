@@ -45,6 +45,7 @@
 
 #include "channel.h"
 #include "shm_guard.h"
+#include "wl_options.h"
 
 /* Where the simulator and the default topology are looked for, relative to
  * p2run's own directory once installed; the build defines them (and the build
@@ -149,24 +150,17 @@ static int usage_error(const char *fmt, ...)
 /* -n and --timeout as numbers. */
 static int parse_numbers(const char *n, const char *timeout, options *o)
 {
-    char *end;
     if (n) {
-        errno = 0;
-        long v = strtol(n, &end, 10);
-        if (errno || *end || end == n || v < 1 || v > P2_JOB_MAX_RANKS) {
+        long v;
+        if (wl_parse_long(n, 1, P2_JOB_MAX_RANKS, &v) != 0) {
             char range[32];
             snprintf(range, sizeof range, "1 to %d", P2_JOB_MAX_RANKS);
             return usage_error("-n: '%s' is not a rank count from %s", n, range);
         }
         o->nranks = (int)v;
     }
-    if (timeout) {
-        errno = 0;
-        double v = strtod(timeout, &end);
-        if (errno || *end || end == timeout || !(v > 0))
-            return usage_error("--timeout: '%s' is not a positive number of seconds", timeout);
-        o->timeout_s = v;
-    }
+    if (timeout && wl_parse_seconds(timeout, &o->timeout_s) != 0)
+        return usage_error("--timeout: '%s' is not a positive number of seconds", timeout);
     return 0;
 }
 
@@ -185,76 +179,71 @@ static int check_choices(const options *o)
     return 0;
 }
 
+/* A flag the parser refused (wl_parse_args), in p2run's words. */
+static int flag_error(const wl_args_result *r)
+{
+    switch (r->error) {
+    case WL_ARGS_UNKNOWN:
+        return usage_error("unknown flag '%s'", r->arg);
+    case WL_ARGS_MISSING:
+        return usage_error("flag '%s' needs a value", r->option->name);
+    case WL_ARGS_TWICE:
+        return usage_error("flag '%s' is given twice ('%s' the second time)", r->option->name,
+                           r->value);
+    case WL_ARGS_EMPTY:
+    case WL_ARGS_INVALID: /* every flag is text here: the checks come after */
+        break;
+    }
+    return usage_error("flag '%s' needs a value, not an empty one", r->option->name);
+}
+
+/* The flags, up to "--" or the program: "--flag value", "--flag=value",
+ * "-n4". -n and --timeout are read as numbers once every flag is taken. */
 static int parse_options(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     o->clock = "model";
     o->gpu = "auto";
     const char *n = NULL, *timeout = NULL;
-    struct {
-        const char *name;
-        const char **value;
-    } flags[] = {{"--topology", &o->topology}, {"--map", &o->map},
-                 {"--routing", &o->routing},   {"--params", &o->params},
-                 {"--clock", &o->clock},       {"--trace", &o->trace},
-                 {"--stats", &o->stats},       {"--launcher", &o->launcher},
-                 {"--gpu", &o->gpu},           {"-n", &n},
-                 {"--timeout", &timeout}};
-    unsigned given = 0; /* one bit per flag */
-    int i = 1;
-    for (; i < argc; i++) {
-        char *arg = argv[i];
-        if (strcmp(arg, "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (arg[0] != '-')
-            break; /* the program */
-        const char *value = NULL;
-        char name[64];
-        const char *eq = strchr(arg, '=');
-        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (name_len >= sizeof name)
-            return usage_error("unknown flag '%s'", arg);
-        memcpy(name, arg, name_len);
-        name[name_len] = '\0';
-        if (eq)
-            value = eq + 1;
-        else if (strncmp(arg, "-n", 2) == 0 && arg[2] != '\0' && arg[1] != '-') {
-            strcpy(name, "-n"); /* -n4 */
-            value = arg + 2;
-        }
-        size_t f = 0;
-        while (f < sizeof flags / sizeof flags[0] && strcmp(name, flags[f].name) != 0)
-            f++;
-        if (f == sizeof flags / sizeof flags[0])
-            return usage_error("unknown flag '%s'", arg);
-        if (!value) {
-            if (i + 1 >= argc)
-                return usage_error("flag '%s' needs a value", name);
-            value = argv[++i];
-        }
-        /* A second one would silently replace the first; an empty one would
-         * silently mean "not given". */
-        if (given & (1u << f))
-            return usage_error("flag '%s' is given twice ('%s' the second time)", name, value);
-        if (!*value)
-            return usage_error("flag '%s' needs a value, not an empty one", name);
-        given |= 1u << f;
-        *flags[f].value = value;
+    const wl_option flags[] = {
+        {"--topology", WL_OPTION_STRING, &o->topology, "FILE", NULL},
+        {"--map", WL_OPTION_STRING, &o->map, "FILE", NULL},
+        {"--routing", WL_OPTION_STRING, &o->routing, "POLICY", NULL},
+        {"--params", WL_OPTION_STRING, &o->params, "FILE", NULL},
+        {"--clock", WL_OPTION_STRING, &o->clock, "model|cpu", NULL},
+        {"--trace", WL_OPTION_STRING, &o->trace, "FILE", NULL},
+        {"--stats", WL_OPTION_STRING, &o->stats, "FILE", NULL},
+        {"--launcher", WL_OPTION_STRING, &o->launcher, "mpirun", NULL},
+        {"--gpu", WL_OPTION_STRING, &o->gpu, "MODE", NULL},
+        {"-n", WL_OPTION_STRING, &n, "N", NULL},
+        {"--timeout", WL_OPTION_STRING, &timeout, "SECONDS", NULL},
+    };
+    /* A second one would silently replace the first; an empty one would
+     * silently mean "not given". */
+    const wl_args args = {
+        .syntax = WL_SYNTAX_ANY_EQUALS | WL_SYNTAX_SHORT_ATTACHED | WL_SYNTAX_OPERANDS |
+                  WL_SYNTAX_HELP | WL_SYNTAX_ONCE | WL_SYNTAX_NO_EMPTY,
+        .options = flags,
+        .option_count = sizeof flags / sizeof flags[0],
+    };
+    wl_args_result r;
+    switch (wl_parse_args(&args, argc, argv, &r)) {
+    case WL_PARSE_HELP:
+        usage(stdout);
+        exit(0);
+    case WL_PARSE_ERROR:
+        return flag_error(&r);
+    case WL_PARSE_OK:
+        break;
     }
     int rc = parse_numbers(n, timeout, o);
     if (rc == 0)
         rc = check_choices(o);
     if (rc != 0)
         return rc;
-    if (i >= argc)
+    if (r.next >= argc)
         return usage_error("no program given: p2run -n N [flags] -- PROGRAM [ARGS...]");
-    o->program = &argv[i];
+    o->program = &argv[r.next];
     return 0;
 }
 
