@@ -37,6 +37,10 @@
 //
 // Deadlock: no rank running, nothing queued and no model activity pending while
 // some rank waits: every wait is printed and run() returns kDeadlockStatus.
+//
+// The unit's parts: frontend.cc (the loop, clocks and horizons, executing
+// requests), frontend_admit.cc (draining and checking the rings),
+// frontend_report.cc (deadlock and state reports, message text).
 #pragma once
 
 #include <csignal>
@@ -44,6 +48,7 @@
 #include <deque>
 #include <memory>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include <time.h>
@@ -164,6 +169,11 @@ class Frontend {
   int rank_fault();
   void finish();
   void check_stall();
+
+  // Message text: "1.234 us", the latest time a rank may reach, "0x1f".
+  static std::string us(uint64_t t_ps);
+  static std::string stamp_limit();
+  static std::string hex(uint64_t v);
 
   p2_job* job_;
   Cluster& cluster_;
