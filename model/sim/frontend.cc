@@ -1,16 +1,17 @@
+// frontend.cc - the front end's loop (frontend.h): the ranks' clocks and
+// horizons, advancing the model, executing the requests in (time, rank) order
+// and answering waits. The rings are drained and checked in frontend_admit.cc;
+// the diagnoses (deadlock, every rank's state) are worded in
+// frontend_report.cc. Depends on the cluster (sim/cluster.h), the channel
+// (emu/channel.h) and SystemC's kernel.
 #include "sim/frontend.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <string>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <sstream>
 
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -23,29 +24,6 @@ using sc_core::sc_pending_activity;
 using sc_core::sc_pending_activity_at_current_time;
 using sc_core::sc_start;
 using sc_core::sc_time_to_pending_activity;
-
-namespace {
-
-std::string us(uint64_t t_ps) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3f us", static_cast<double>(t_ps) / 1e6);
-  return buf;
-}
-
-// The latest time a rank may reach, for messages.
-std::string stamp_limit() {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0f s", static_cast<double>(P2_CHAN_MAX_STAMP_PS) * 1e-12);
-  return buf;
-}
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-  return buf;
-}
-
-}  // namespace
 
 Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& rank_node,
                    p2_clock_mode clock, Flags flags)
@@ -84,197 +62,7 @@ Frontend::~Frontend() {
     if (r.cpu_fd >= 0) close(r.cpu_fd);
 }
 
-uint64_t Frontend::now_ps() const { return sc_core::sc_time_stamp().value(); }
-
 // ---- Ranks ---------------------------------------------------------------
-
-Frontend::Rank& Frontend::lane_of(unsigned rank, unsigned lane) {
-  const unsigned nranks = static_cast<unsigned>(ranks_.size() / P2_RANK_LANES);
-  return ranks_[lane == 0 ? rank : nranks + rank * (P2_RANK_LANES - 1) + (lane - 1)];
-}
-
-std::string Frontend::name(const Rank& r) const {
-  return "rank " + std::to_string(r.owner) +
-         (r.lane ? " thread " + std::to_string(r.lane) : std::string());
-}
-
-void Frontend::fault(const Rank& r, const std::string& field, const std::string& why) {
-  if (faulted_) return;
-  faulted_ = true;
-  // Zero pages stand in for a shrunk segment: blame the shrinking, not the zeros.
-  if (p2_shm_guard_lost()) return;
-  std::cerr << "p2sim: " << name(r) << " (node " << r.node
-            << (r.pid ? ", pid " + std::to_string(r.pid) : std::string())
-            << ") broke the simulator's channel protocol: " << field << " " << why
-            << "; ending the job at simulated time " << us(now_ps()) << "\n";
-}
-
-bool Frontend::admit(Rank& r, Request& q, uint64_t index) {
-  // Built only for a message: this runs for every request.
-  auto of = [&](const char* field) {
-    return std::string(field) + " of request " + std::to_string(index) + " (op " +
-           std::to_string(q.op) + ")";
-  };
-  switch (q.op) {
-    case P2_CHAN_MMIO_WRITE:
-    case P2_CHAN_MMIO_READ:
-    case P2_CHAN_BAR_WRITE:
-    case P2_CHAN_WAIT_REG:
-      if (q.dev >= cluster_.device_count()) {
-        fault(r, of("dev"), "is " + std::to_string(q.dev) + ", but the node has " +
-                                    std::to_string(cluster_.device_count()) + " device(s)");
-        return false;
-      }
-      break;
-    case P2_CHAN_WAIT_MEM:
-    case P2_CHAN_EXIT:
-    case P2_CHAN_GPU_REGISTER:
-    case P2_CHAN_GPU_UNREGISTER:
-      break;
-    case P2_CHAN_UNPARK:
-      if (q.a >= P2_RANK_LANES) {
-        fault(r, of("lane (a)"), "is " + std::to_string(q.a) + "; a rank has " +
-                                         std::to_string(P2_RANK_LANES));
-        return false;
-      }
-      break;
-    default:
-      fault(r, of("op"), "is no channel operation");
-      return false;
-  }
-  const uint64_t limit = P2_CHAN_MAX_STAMP_PS;
-  if (q.stamp > limit) {
-    fault(r, of("stamp_ps"), "is " + std::to_string(q.stamp) + " ps, past the latest time a rank may reach (" +
-                                    stamp_limit() + ")");
-    return false;
-  }
-  if (q.deadline != kNever && q.deadline > limit) {
-    fault(r, of("deadline"), "is " + std::to_string(q.deadline) + " ps, past " + stamp_limit());
-    return false;
-  }
-  if (q.stamp < r.last_stamp) {
-    // Only --clock=cpu can race like this (a rank's CPU clock read by us
-    // before its own read); keep each rank's stamps in order. Under the
-    // model clock no library call sends one.
-    if (clock_ == P2_CLOCK_MODEL) {
-      fault(r, of("stamp_ps"), "is " + us(q.stamp) + ", before its previous request's " +
-                                      us(r.last_stamp));
-      return false;
-    }
-    q.stamp = r.last_stamp;
-  }
-  return true;
-}
-
-void Frontend::poll_ranks() {
-  const bool shutdown = p2_ld(&job_->shutdown) != 0;
-  for (Rank& r : ranks_) {
-    if (r.done || faulted_) continue;
-    // Read "reaped" before draining: once the process is gone its ring is final.
-    if (!r.reaped && (shutdown || p2_ld(&lane_of(r.owner, 0).channel->reaped))) r.reaped = true;
-    if (!r.attached && p2_ld(&r.channel->state) >= P2_RANK_ATTACHED) {
-      r.attached = true;
-      r.pid = p2_ld(&r.channel->pid);
-    }
-    if (clock_ == P2_CLOCK_CPU && r.attached && r.cpu_fd < 0 && p2_ld(&r.channel->tid) != 0) {
-      // Another process's thread clock cannot be read with clock_gettime;
-      // its scheduler statistics can (they lag a running thread by up to a
-      // tick, which only holds simulated time back, never runs it ahead).
-      std::string path = "/proc/" + std::to_string(r.pid) + "/task/" +
-                         std::to_string(p2_ld(&r.channel->tid)) + "/schedstat";
-      r.cpu_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    }
-    // The ring's slots and head are the rank's to write: each field is
-    // read once, into our own copy, and checked there.
-    const uint64_t head = p2_ld(&r.channel->req_head);
-    if (head - r.tail > P2_CHAN_SLOTS) {
-      fault(r, "req_head", "is " + std::to_string(head) + " with " + std::to_string(r.tail) +
-                               " requests consumed, more than the ring's " +
-                               std::to_string(P2_CHAN_SLOTS) + " slots ahead");
-      return;
-    }
-    const uint64_t first = r.tail;
-    while (r.tail != head) {
-      const p2_chan_req* in = p2_chan_slot(r.channel, r.tail);
-      Request q;
-      q.op = in->op;
-      q.seq = in->seq;
-      q.flags = in->flags;
-      q.dev = in->dev;
-      q.bar = in->bar;
-      q.stamp = in->stamp_ps;
-      q.a = in->a;
-      q.b = in->b;
-      q.c = in->c;
-      if (q.op == P2_CHAN_BAR_WRITE || q.op == P2_CHAN_GPU_REGISTER) {
-        uint32_t len = in->len;
-        if (len > P2_CHAN_DATA_BYTES) {
-          fault(r, "len of request " + std::to_string(r.tail), "is " + std::to_string(len) +
-                                                                  " bytes; a request carries " +
-                                                                  std::to_string(P2_CHAN_DATA_BYTES));
-          return;
-        }
-        q.data.assign(in->data, in->data + len);
-      }
-      if (q.op == P2_CHAN_WAIT_MEM && (q.flags & P2_CHAN_WAIT_BLOCK) &&
-          (q.flags & P2_CHAN_WAIT_DEADLINE))
-        std::memcpy(&q.deadline, in->data, sizeof q.deadline);
-      if (!admit(r, q, r.tail)) return;
-      r.tail++;
-      requests_seen_++;
-      r.last_stamp = q.stamp;
-      r.queue.push_back(std::move(q));
-    }
-    if (r.tail != first) p2_chan_consumed(r.channel, r.tail);
-    if (r.reaped) {
-      // The process is gone: what it posted still happens, but nobody is left
-      // to answer.
-      r.queue.erase(std::remove_if(r.queue.begin(), r.queue.end(),
-                                   [](const Request& q) { return p2_chan_op_blocks(q.op); }),
-                    r.queue.end());
-      if (r.waiting) {
-        r.waiting = false;
-        waiting_--;
-      }
-      if (r.queue.empty()) {
-        r.done = true;
-        r.done_at = now_ps();
-      }
-    }
-  }
-  // Threads take lanes rarely: look for new ones only when the count moved,
-  // and after the rings: a request its creator pushed after taking a lane is
-  // drained only with the lane in view, so the model never runs past the
-  // clock the new thread starts at.
-  const uint32_t taken = p2_ld_sc(&job_->lanes_taken);
-  if (taken == lanes_taken_) return;
-  lanes_taken_ = taken;
-  for (Rank& r : ranks_) {
-    if (r.lane == 0 || !r.done || r.reaped || p2_ld_sc(&r.channel->state) != P2_RANK_ATTACHED ||
-        p2_ld(&r.channel->lane_claims) == r.claims)
-      continue;
-    // A thread took the lane: it starts at its creator's clock.
-    Rank fresh;
-    fresh.index = r.index;
-    fresh.node = r.node;
-    fresh.owner = r.owner;
-    fresh.lane = r.lane;
-    fresh.channel = r.channel;
-    fresh.claims = p2_ld(&r.channel->lane_claims);
-    fresh.unparked_seq = p2_ld(&r.channel->parked_seq);
-    fresh.attached = true;
-    fresh.pid = ranks_[r.owner].pid;
-    fresh.tail = r.tail;  // the lane's ring goes on counting
-    int64_t start = p2_ld(&r.channel->clock_floor);
-    if (start > 0 && static_cast<uint64_t>(start) > P2_CHAN_MAX_STAMP_PS) {
-      fault(fresh, "clock_floor", "is " + std::to_string(start) + " ps, past " + stamp_limit());
-      return;
-    }
-    fresh.answer_floor = start > 0 ? static_cast<uint64_t>(start) : 0;
-    if (r.cpu_fd >= 0) close(r.cpu_fd);
-    r = std::move(fresh);
-  }
-}
 
 // A rank that sends nothing until it is answered (or ever again).
 bool Frontend::blocked(const Rank& r) const {
@@ -315,14 +103,6 @@ void Frontend::snapshot_clocks() {
     }
     r.published = pub > 0 ? static_cast<uint64_t>(pub) : 0;
   }
-}
-
-uint64_t Frontend::horizon(Rank& r) const {
-  return std::max({r.last_stamp, r.answer_floor, r.published});
-}
-
-bool Frontend::in_world_collective(const Rank& r) const {
-  return r.attached && !r.done && p2_ld(&r.channel->in_collective) != 0;
 }
 
 Frontend::Key Frontend::min_running_horizon() {
@@ -711,104 +491,6 @@ void Frontend::finish() {
   // Every rank is gone. Let what they started run out, so that statistics and
   // traces cover it.
   while (sc_pending_activity() && !*flags_.stop) step_next_instant();
-}
-
-int Frontend::rank_fault() {
-  if (const char* lost = p2_shm_guard_lost())
-    std::cerr << "p2sim: " << lost << " shrank under the simulator (a process of the job "
-              << "truncated it); ending the job at simulated time " << us(now_ps()) << "\n";
-  return kRankFaultStatus;
-}
-
-int Frontend::deadlock() {
-  // Nothing scheduled: either nothing is in flight, or TLPs are stuck
-  // waiting for credits that can never come back.
-  for (unsigned d = 0; d < cluster_.device_count(); d++) {
-    std::string stall = cluster_.network(d).describe_stall();
-    if (stall.empty()) continue;
-    std::cerr << "p2sim: deadlock at simulated time " << us(now_ps()) << ": " << stall << "\n";
-    print_ranks(std::cerr);
-    return kDeadlockStatus;
-  }
-  std::cerr << "p2sim: deadlock at simulated time " << us(now_ps())
-            << ": every rank waits and nothing is in flight";
-  for (const Rank& r : ranks_)
-    if (r.lane == 0 && r.reaped && r.done) {
-      std::cerr << " (rank " << r.index << " is gone: it died without leaving the simulator)";
-      break;
-    }
-  std::cerr << "\n";
-  print_ranks(std::cerr);
-  return kDeadlockStatus;
-}
-
-std::string Frontend::describe_wait(const Rank& r) const {
-  const Request& w = r.waiting ? r.wait : r.queue.back();
-  Cluster& cluster = const_cast<Cluster&>(cluster_);
-  const NodeDevice* dev = w.dev < cluster.device_count() ? &cluster.device(r.node, w.dev) : nullptr;
-  std::ostringstream s;
-  switch (w.op) {
-    case P2_CHAN_WAIT_REG:
-      if (!dev) break;
-      s << dev->kind() << " register " << dev->describe(w.bar, w.a) << " & " << hex(w.c)
-        << " == " << hex(w.b);
-      if (dev->access_ok(w.bar, w.a, 8)) s << " (now " << hex(dev->peek(w.bar, w.a)) << ")";
-      return s.str();
-    case P2_CHAN_WAIT_MEM: {
-      for (unsigned d = 0; d < cluster.device_count(); d++) {
-        std::string what = cluster.device(r.node, d).describe_memory_wait(w.a, w.c, w.b);
-        if (!what.empty()) return what;
-      }
-      s << "memory word " << hex(w.a) << " & " << hex(w.c) << " == " << hex(w.b);
-      uint64_t v;
-      if (cluster.host(r.node).read(w.a, reinterpret_cast<uint8_t*>(&v), sizeof v))
-        s << " (now " << hex(v) << ")";
-      return s.str();
-    }
-    case P2_CHAN_MMIO_READ:
-      if (!dev) break;
-      s << "the answer to a read of " << dev->kind() << " register " << dev->describe(w.bar, w.a);
-      return s.str();
-  }
-  s << "request " << w.op;
-  return s.str();
-}
-
-void Frontend::print_ranks(std::ostream& out) const {
-  for (const Rank& r : ranks_) {
-    if (r.lane > 0 && (r.done || !r.attached)) continue;  // threads: only live ones
-    out << "  " << name(r) << " (node " << r.node << "): ";
-    if (r.done)
-    {
-      out << (r.reaped ? "gone" : "finished") << " at " << us(r.done_at);
-      int st = r.reaped ? p2_ld(&r.channel->wait_status) : 0;
-      if (r.reaped && WIFSIGNALED(st))
-        out << " (killed by signal " << WTERMSIG(st) << ", " << strsignal(WTERMSIG(st)) << ")";
-      else if (r.reaped && WIFEXITED(st) && WEXITSTATUS(st) != 0)
-        out << " (exit status " << WEXITSTATUS(st) << ")";
-    }
-    else if (r.waiting && r.channel->mpi_wait[0] != '\0')
-      // The MPI layer (mpi/) named the call the rank is blocked in.
-      out << "in " << std::string(r.channel->mpi_wait, strnlen(r.channel->mpi_wait, sizeof r.channel->mpi_wait))
-          << " since " << us(p2_ld(&r.channel->mpi_since_ps)) << " (waiting for "
-          << describe_wait(r) << " since " << us(r.wait.stamp) << ")";
-    else if (r.waiting)
-      out << "waiting for " << describe_wait(r) << " since " << us(r.wait.stamp);
-    else if (!r.queue.empty() && p2_chan_op_blocks(r.queue.back().op))
-      out << "about to wait for " << describe_wait(r) << " (queued at "
-          << us(r.queue.back().stamp) << ")";
-    else if (!r.attached)
-      out << "not attached to the simulator yet";
-    else if (r.parked)
-      out << "asleep until another thread of the rank wakes it (pthread_cond_wait or "
-             "pthread_join), clock " << us(horizon(const_cast<Rank&>(r)));
-    else if (in_world_collective(r))
-      out << "in " << std::string(r.channel->mpi_call, strnlen(r.channel->mpi_call, sizeof r.channel->mpi_call))
-          << " over every rank, clock " << us(horizon(const_cast<Rank&>(r)));
-    else
-      out << "running, clock at least " << us(horizon(const_cast<Rank&>(r)));
-    out << "\n";
-  }
 }
 
 }  // namespace p2

@@ -37,13 +37,19 @@
 //
 // Deadlock: no rank running, nothing queued and no model activity pending while
 // some rank waits: every wait is printed and run() returns kDeadlockStatus.
+//
+// The unit's parts: frontend.cc (the loop, clocks and horizons, executing
+// requests), frontend_admit.cc (draining and checking the rings),
+// frontend_report.cc (deadlock and state reports, message text).
 #pragma once
 
+#include <algorithm>
 #include <csignal>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include <time.h>
@@ -82,7 +88,7 @@ class Frontend {
 
   // Every rank's state, one line each (deadlock and timeout reports).
   void print_ranks(std::ostream& out) const;
-  uint64_t now_ps() const;
+  uint64_t now_ps() const { return sc_core::sc_time_stamp().value(); }
 
  private:
   struct Request {
@@ -134,8 +140,13 @@ class Frontend {
   bool running(const Rank& r) const { return !r.done && !r.parked && !blocked(r); }
   Rank& lane_of(unsigned rank, unsigned lane);
   std::string name(const Rank& r) const;  // "rank 3" or "rank 3 thread 1"
-  bool in_world_collective(const Rank& r) const;
-  uint64_t horizon(Rank& r) const;
+  // Inside an MPI collective over every rank (mpi/: Open MPI's own finalize).
+  bool in_world_collective(const Rank& r) const {
+    return r.attached && !r.done && p2_ld(&r.channel->in_collective) != 0;
+  }
+  uint64_t horizon(const Rank& r) const {
+    return std::max({r.last_stamp, r.answer_floor, r.published});
+  }
   Key min_running_horizon();
   Key next_deadline() const;  // the earliest deadline of a waiting rank
   Rank* next_request();
@@ -164,6 +175,11 @@ class Frontend {
   int rank_fault();
   void finish();
   void check_stall();
+
+  // Message text: "1.234 us", the latest time a rank may reach, "0x1f".
+  static std::string us(uint64_t t_ps);
+  static std::string stamp_limit();
+  static std::string hex(uint64_t v);
 
   p2_job* job_;
   Cluster& cluster_;

@@ -22,11 +22,12 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <optional>
-#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/mman.h>
@@ -39,6 +40,7 @@
 #include "arena.h"
 #include "channel.h"
 #include "shm_guard.h"
+#include "wl_options.h"
 #include "sim/cluster.h"
 #include "sim/frontend.h"
 #include "core/params.h"
@@ -66,42 +68,40 @@ struct Options {
   bool list_params = false;
 };
 
-// Parses "--flag value" and "--flag=value". Returns an error message or "".
+// Parses "--flag value" and "--flag=value" (wl_options.h). Returns an error
+// message or "".
 std::string parse_options(int argc, char** argv, Options& o) {
-  struct Flag {
-    const char* name;
-    std::string* value;
-  };
-  const Flag flags[] = {{"--job", &o.job},         {"--topology", &o.topology},
-                        {"--map", &o.map},         {"--routing", &o.routing},
-                        {"--params", &o.params},   {"--clock", &o.clock},
-                        {"--trace", &o.trace},     {"--stats", &o.stats}};
-  std::set<std::string> given;
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    if (arg == "--list-params") {
-      o.list_params = true;
-      continue;
+  const char *job = nullptr, *topology = nullptr, *map = nullptr, *routing = nullptr,
+             *params = nullptr, *clock = nullptr, *trace = nullptr, *stats = nullptr;
+  int list_params = 0;
+  const wl_option flags[] = {{"--job", WL_OPTION_STRING, &job, "SHM_NAME", nullptr},
+                             {"--topology", WL_OPTION_STRING, &topology, "FILE", nullptr},
+                             {"--map", WL_OPTION_STRING, &map, "FILE", nullptr},
+                             {"--routing", WL_OPTION_STRING, &routing, "POLICY", nullptr},
+                             {"--params", WL_OPTION_STRING, &params, "FILE", nullptr},
+                             {"--clock", WL_OPTION_STRING, &clock, "model|cpu", nullptr},
+                             {"--trace", WL_OPTION_STRING, &trace, "FILE", nullptr},
+                             {"--stats", WL_OPTION_STRING, &stats, "FILE", nullptr},
+                             {"--list-params", WL_OPTION_FLAG, &list_params, nullptr, nullptr}};
+  // A second one would silently replace the first.
+  const wl_args args = {WL_SYNTAX_LONG_EQUALS | WL_SYNTAX_ONCE, flags, std::size(flags), nullptr,
+                        nullptr};
+  wl_args_result r;
+  if (wl_parse_args(&args, argc, argv, &r) != WL_PARSE_OK) {
+    const std::string name = r.option ? r.option->name : "";
+    switch (r.error) {
+      case WL_ARGS_UNKNOWN: return "unknown flag '" + std::string(r.arg) + "'";
+      case WL_ARGS_MISSING: return "flag '" + name + "' needs a value";
+      case WL_ARGS_TWICE: return "flag '" + name + "' is given twice";
+      default: return "flag '" + name + "': '" + r.value + "'";  // not reached: strings
     }
-    std::string name = arg, value;
-    bool inline_value = false;
-    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      inline_value = true;
-    }
-    const Flag* f = nullptr;
-    for (const Flag& c : flags)
-      if (name == c.name) f = &c;
-    if (!f) return "unknown flag '" + arg + "'";
-    if (!inline_value) {
-      if (i + 1 >= argc) return "flag '" + name + "' needs a value";
-      value = argv[++i];
-    }
-    // A second one would silently replace the first.
-    if (!given.insert(f->name).second) return "flag '" + name + "' is given twice";
-    *f->value = value;
   }
+  const std::pair<const char*, std::string*> given[] = {
+      {job, &o.job},       {topology, &o.topology}, {map, &o.map},     {routing, &o.routing},
+      {params, &o.params}, {clock, &o.clock},       {trace, &o.trace}, {stats, &o.stats}};
+  for (const auto& [value, field] : given)
+    if (value) *field = value;
+  o.list_params = list_params != 0;
   if (o.clock != "model" && o.clock != "cpu")
     return "--clock: '" + o.clock + "' is not 'model' or 'cpu'";
   if (!o.list_params && o.job.empty()) return "--job is required (p2sim is started by p2run)";

@@ -144,14 +144,37 @@ static int usage_error(const char *what, const char *value)
     return EXIT_USAGE;
 }
 
-static int parse_count(const char *text, int *out)
+/* The options' rows, in wl_parse_args's table. */
+enum {
+    OPT_QUICK, OPT_CASES, OPT_PINGPONGS, OPT_RANKS, OPT_SIZE, OPT_P2RUN, OPT_WORKLOADS,
+    OPT_TIMEOUT, OPT_KEEP, OPT_CSV, OPT_JSON, OPT_COUNT
+};
+
+/* What a refused value of each option is not (NULL: a path, refused empty). */
+static const char *const not_a[OPT_COUNT] = {
+    [OPT_CASES] = "--cases: not a list of case letters a to f:",
+    [OPT_PINGPONGS] = "--pingpongs: not a positive count:",
+    [OPT_RANKS] = "--ranks: not an even number of ranks from 2:",
+    [OPT_SIZE] = "--size: not a size (digits, optional K, M or G):",
+    [OPT_TIMEOUT] = "--timeout: not a positive number of seconds:",
+};
+
+/* The checks beyond the value's kind (wl_args.check; `context` is the table). */
+static int check_value(const wl_option *opt, void *context)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < 1 || v > INT_MAX)
-        return -1;
-    *out = (int)v;
+    switch (opt - (const wl_option *)context) {
+    case OPT_CASES: {
+        const char *cases = *(const char **)opt->target;
+        return !*cases || cases[strspn(cases, "abcdef,")];
+    }
+    case OPT_RANKS: {
+        int ranks = *(const int *)opt->target;
+        return ranks < 2 || ranks % 2 != 0;
+    }
+    case OPT_SIZE: return *(const uint64_t *)opt->target == 0;
+    case OPT_P2RUN: case OPT_WORKLOADS: case OPT_KEEP: case OPT_CSV: case OPT_JSON:
+        return !**(const char **)opt->target;
+    }
     return 0;
 }
 
@@ -160,63 +183,36 @@ static int parse_options(int argc, char **argv, bench_options *o)
 {
     int quick = 0, pingpongs = 0, ranks = 0;
     uint64_t size = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *value = NULL;
-        char name[32];
-        const char *eq = strchr(arg, '=');
-        size_t len = eq && strncmp(arg, "--", 2) == 0 ? (size_t)(eq - arg) : strlen(arg);
-        if (len >= sizeof name)
-            return usage_error("unknown flag", arg);
-        memcpy(name, arg, len);
-        name[len] = '\0';
-        if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
-            return -1;
-        if (strcmp(name, "--quick") == 0) {
-            quick = 1;
-            continue;
-        }
-        static const char *const valued[] = {"--cases", "--pingpongs", "--ranks", "--size",
-                                             "--p2run", "--workloads", "--timeout",
-                                             "--keep", "--csv", "--json"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            known |= strcmp(name, valued[k]) == 0;
-        if (!known)
-            return usage_error("unknown flag", arg);
-        if (arg[len] == '=')
-            value = arg + len + 1;
-        else if (i + 1 < argc)
-            value = argv[++i];
-        else
-            return usage_error("this flag needs a value:", name);
-        if (strcmp(name, "--cases") == 0) {
-            if (!*value || value[strspn(value, "abcdef,")])
-                return usage_error("--cases: not a list of case letters a to f:", value);
-            o->cases = value;
-        } else if (strcmp(name, "--pingpongs") == 0) {
-            if (parse_count(value, &pingpongs) != 0)
-                return usage_error("--pingpongs: not a positive count:", value);
-        } else if (strcmp(name, "--ranks") == 0) {
-            if (parse_count(value, &ranks) != 0 || ranks < 2 || ranks % 2 != 0)
-                return usage_error("--ranks: not an even number of ranks from 2:", value);
-        } else if (strcmp(name, "--size") == 0) {
-            if (wl_parse_size(value, &size) != 0 || size == 0)
-                return usage_error("--size: not a size (digits, optional K, M or G):", value);
-        } else if (strcmp(name, "--timeout") == 0) {
-            char *end;
-            errno = 0;
-            o->timeout_s = strtod(value, &end);
-            if (errno || end == value || *end || !(o->timeout_s > 0))
-                return usage_error("--timeout: not a positive number of seconds:", value);
-        } else {
-            const char **target = strcmp(name, "--p2run") == 0       ? &o->p2run
-                                  : strcmp(name, "--workloads") == 0 ? &o->workloads
-                                  : strcmp(name, "--keep") == 0      ? &o->keep
-                                  : strcmp(name, "--csv") == 0       ? &o->csv
-                                                                     : &o->json;
-            if (!*value)
-                return usage_error("an empty value for", name);
-            *target = value;
+    const wl_option table[OPT_COUNT] = {
+        [OPT_QUICK] = {"--quick", WL_OPTION_FLAG, &quick, NULL, NULL},
+        [OPT_CASES] = {"--cases", WL_OPTION_STRING, &o->cases, "LIST", NULL},
+        [OPT_PINGPONGS] = {"--pingpongs", WL_OPTION_COUNT, &pingpongs, "N", NULL},
+        [OPT_RANKS] = {"--ranks", WL_OPTION_COUNT, &ranks, "N", NULL},
+        [OPT_SIZE] = {"--size", WL_OPTION_SIZE, &size, "SIZE", NULL},
+        [OPT_P2RUN] = {"--p2run", WL_OPTION_STRING, &o->p2run, "PATH", NULL},
+        [OPT_WORKLOADS] = {"--workloads", WL_OPTION_STRING, &o->workloads, "DIR", NULL},
+        [OPT_TIMEOUT] = {"--timeout", WL_OPTION_SECONDS, &o->timeout_s, "SECONDS", NULL},
+        [OPT_KEEP] = {"--keep", WL_OPTION_STRING, &o->keep, "DIR", NULL},
+        [OPT_CSV] = {"--csv", WL_OPTION_STRING, &o->csv, "FILE", NULL},
+        [OPT_JSON] = {"--json", WL_OPTION_STRING, &o->json, "FILE", NULL},
+    };
+    const wl_args args = {.syntax = WL_SYNTAX_LONG_EQUALS | WL_SYNTAX_HELP,
+                          .options = table,
+                          .option_count = OPT_COUNT,
+                          .check = check_value,
+                          .context = (void *)table};
+    wl_args_result r;
+    switch (wl_parse_args(&args, argc, argv, &r)) {
+    case WL_PARSE_HELP: return -1;
+    case WL_PARSE_OK: break;
+    case WL_PARSE_ERROR:
+        switch (r.error) {
+        case WL_ARGS_UNKNOWN: return usage_error("unknown flag", r.arg);
+        case WL_ARGS_MISSING: return usage_error("this flag needs a value:", r.option->name);
+        default:
+            if (not_a[r.option - table])
+                return usage_error(not_a[r.option - table], r.value);
+            return usage_error("an empty value for", r.option->name);
         }
     }
     o->quick = quick;

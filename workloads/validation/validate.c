@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 
 #include "wl_job.h"
+#include "wl_options.h"
 #include "wl_report.h"
 
 #define PROGRAM "validate"
@@ -451,39 +452,37 @@ static void usage(FILE *out)
 static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.out = "validation-out", .table = P2_VALIDATION_TABLE, .timeout_s = 600};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **slot = !strcmp(a, "--only")        ? &o->only
-                            : !strcmp(a, "--table")     ? &o->table
-                            : !strcmp(a, "--out")       ? &o->out
-                            : !strcmp(a, "--p2run")     ? &o->p2run
-                            : !strcmp(a, "--workloads") ? &o->workloads
-                            : !strcmp(a, "--csv")       ? &o->csv
-                            : !strcmp(a, "--json")      ? &o->json
-                                                        : NULL;
-        if (!strcmp(a, "--quick")) {
-            o->quick = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(EXIT_OK);
-        } else if (!strcmp(a, "--timeout") && i + 1 < argc) {
-            char *end;
-            o->timeout_s = strtod(argv[++i], &end);
-            if (*end || !(o->timeout_s > 0)) {
-                fprintf(stderr, PROGRAM ": --timeout '%s' is not a positive number\n", argv[i]);
-                return -1;
-            }
-        } else if (slot && i + 1 < argc && *argv[i + 1]) {
-            *slot = argv[++i];
-        } else {
-            fprintf(stderr, PROGRAM ": %s '%s'\n", slot || !strcmp(a, "--timeout")
-                                                     ? "missing or empty value after"
-                                                     : "unknown option", a);
-            usage(stderr);
-            return -1;
-        }
+    const wl_option table[] = {
+        {"--quick", WL_OPTION_FLAG, &o->quick, NULL, NULL},
+        {"--only", WL_OPTION_STRING, &o->only, "ID[,ID...]", NULL},
+        {"--table", WL_OPTION_STRING, &o->table, "FILE", NULL},
+        {"--out", WL_OPTION_STRING, &o->out, "DIR", NULL},
+        {"--p2run", WL_OPTION_STRING, &o->p2run, "PATH", NULL},
+        {"--workloads", WL_OPTION_STRING, &o->workloads, "DIR", NULL},
+        {"--timeout", WL_OPTION_SECONDS, &o->timeout_s, "SECONDS", NULL},
+        {"--csv", WL_OPTION_STRING, &o->csv, "FILE", NULL},
+        {"--json", WL_OPTION_STRING, &o->json, "FILE", NULL},
+    };
+    const wl_args args = {.syntax = WL_SYNTAX_HELP | WL_SYNTAX_NO_EMPTY,
+                          .options = table,
+                          .option_count = sizeof table / sizeof table[0]};
+    wl_args_result r;
+    switch (wl_parse_args(&args, argc, argv, &r)) {
+    case WL_PARSE_OK: return 0;
+    case WL_PARSE_HELP:
+        usage(stdout);
+        exit(EXIT_OK);
+    case WL_PARSE_ERROR: break;
     }
-    return 0;
+    if (r.error == WL_ARGS_INVALID) { /* --timeout */
+        fprintf(stderr, PROGRAM ": %s '%s' is not a positive number\n", r.arg, r.value);
+        return -1;
+    }
+    const char *what =
+        r.error == WL_ARGS_UNKNOWN ? "unknown option" : "missing or empty value after";
+    fprintf(stderr, PROGRAM ": %s '%s'\n", what, r.arg);
+    usage(stderr);
+    return -1;
 }
 
 enum { C_ID, C_FIGURE, C_PUBLISHED, C_MODEL, C_UNIT, C_ERROR, C_TOL, C_VERDICT, C_COUNT };

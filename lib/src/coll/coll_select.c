@@ -25,6 +25,7 @@
 
 #include "coll.h"
 #include "rt/rt.h"
+#include "wl_options.h" /* the one size parser (emu/) */
 
 /*
  * The cost model's figures. Rates come from the model's parameters as the
@@ -161,22 +162,6 @@ static struct {
     size_t count;
 } rules_state;
 
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!isdigit((unsigned char)*s))
-        return -1;
-    unsigned long long v = strtoull(s, &end, 10);
-    int shift = 0;
-    if (*end == 'K' || *end == 'k') shift = 10, end++;
-    else if (*end == 'M' || *end == 'm') shift = 20, end++;
-    else if (*end == 'G' || *end == 'g') shift = 30, end++;
-    if (*end || v > (~0ull >> shift))
-        return -1;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
-
 static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
 {
     if (strcmp(s, "*") == 0) {
@@ -190,9 +175,9 @@ static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
     strcpy(buf, s);
     char *dash = strchr(buf, '-');
     if (!dash)
-        return parse_size(buf, lo) || (*hi = *lo, 0);
+        return wl_parse_size(buf, lo) || (*hi = *lo, 0);
     *dash = '\0';
-    if (parse_size(buf, lo) || parse_size(dash + 1, hi) || *lo > *hi)
+    if (wl_parse_size(buf, lo) || wl_parse_size(dash + 1, hi) || *lo > *hi)
         return -1;
     return 0;
 }

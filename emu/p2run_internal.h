@@ -1,0 +1,135 @@
+/*
+ * p2run_internal.h - what the parts of p2run share: its exit statuses and
+ * timings, the job's state (job_run) and each part's calls. The parts depend
+ * one way, each only on those listed above it:
+ *
+ *   p2run_options.c  flags and files: the command line (wl_options.h), the
+ *                    files the flags name, programs as execvp finds them, and
+ *                    where p2run's own files lie (p2sim, the default topology)
+ *   p2run_runtime.c  the ranks' runtime: the MPI layer preloaded into MPI
+ *                    programs, and the CUDA runtime they get (--gpu)
+ *   p2run_process.c  the processes: starting them, waiting for signals,
+ *                    reaping, ending every one with its process group
+ *   p2run.c          the job: checks, start, supervision, status (main)
+ *
+ * Internal to p2run (emu/CMakeLists.txt); depends on channel.h.
+ */
+#ifndef P2RUN_INTERNAL_H
+#define P2RUN_INTERNAL_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "channel.h"
+
+enum {
+    P2RUN_USAGE = 2,
+    P2RUN_RANK_FAULT = 4, /* as the simulator's: a process of the job broke its shared memory */
+    P2RUN_TIMEOUT = 124,
+    P2RUN_NOEXEC = 127,
+};
+#define P2RUN_DEFAULT_TOPOLOGY "hapacs-tca-2x8.topo"
+#define P2RUN_DEFAULT_MPI_TOPOLOGY "hapacs-tca-2x8-ib.topo" /* MPI programs: PEACH2 + IB */
+/* How long ended processes get between SIGTERM and SIGKILL. */
+#define P2RUN_GRACE_MS 2000
+/* After a timeout, how long the simulator gets to print the ranks' states. */
+#define P2RUN_DUMP_MS 300
+/* Supervision wakes at least this often to notice state changes. */
+#define P2RUN_POLL_MS 50
+
+typedef struct options {
+    int nranks;
+    const char *topology, *map, *routing, *params, *clock, *trace, *stats, *launcher, *gpu;
+    double timeout_s;
+    char **program; /* PROGRAM ARGS..., NULL-terminated */
+} options;
+
+typedef struct child {
+    pid_t pid;
+    int live;
+    int status; /* waitpid status once reaped */
+    int verdict; /* the simulator's verdict when the child was reaped, read
+                  * before the simulator could learn of its death */
+} child;
+
+typedef struct job_run {
+    options opt;
+    p2_job *job;
+    p2_job_local local; /* the job's name and size, in our memory only */
+    char segment[P2_JOB_NAME_MAX + 8];
+    child sim;
+    child *ranks; /* nranks direct children, or one mpirun */
+    int nchildren;
+    int mpirun;
+    char mpi_layer[PATH_MAX]; /* the MPI layer preloaded into the ranks, or "" */
+    sigset_t signals; /* SIGCHLD, SIGINT, SIGTERM, SIGHUP: taken by sigtimedwait */
+    sigset_t old_mask;
+} job_run;
+
+/* ---- Flags and files (p2run_options.c) ------------------------------------ */
+
+/* The command line into *o: 0, or the job's status after a message. --help
+ * prints the usage and exits 0. */
+int parse_options(int argc, char **argv, options *o);
+
+/* Whether `path` can be read (an input) or written by the simulator (an
+ * output); else 0 after a message naming `flag`. */
+int file_readable(const char *flag, const char *path);
+int file_writable(const char *flag, const char *path);
+
+/* A file's identity: device and inode when it exists, else the path it would
+ * be created at, its directory resolved. */
+typedef struct file_id {
+    int exists;
+    dev_t dev;
+    ino_t ino;
+    char path[PATH_MAX + NAME_MAX + 2];
+} file_id;
+
+void file_identify(const char *path, file_id *id);
+int same_file(const file_id *a, const file_id *b);
+
+/* Programs as execvp finds them; program_runnable says why not. */
+int find_program(const char *name, char *out, size_t outlen);
+int program_runnable(const char *what, const char *name);
+
+/* Where p2run lies, and whether that is its build directory. */
+const char *self_dir(void);
+int in_build_tree(void);
+
+/* p2run's own files: the default topology, a file shipped with p2run, the
+ * simulator. 0 after a message naming every place looked in. */
+int default_topology(const char *name, char *out, size_t outlen);
+int find_shipped(const char *what, const char *env, const char *name, int mode,
+                 const char *build_path, char *out, size_t outlen);
+int find_simulator(char *out, size_t outlen);
+
+/* ---- The ranks' runtime (p2run_runtime.c) --------------------------------- */
+
+/* The MPI layer (libp2mpi.so), whether a program links Open MPI, and the
+ * LD_PRELOAD value that puts the layer first. */
+int find_mpi_layer(const char *why, char *out, size_t outlen);
+int links_mpi(const char *path);
+const char *preload_value(const job_run *jr);
+
+/* --gpu: the ranks' CUDA runtime. 0, or the job's status. */
+int select_gpu(const options *o);
+
+/* ---- Processes (p2run_process.c) ----------------------------------------- */
+
+double now_s(void);
+/* A child in a process group of its own; a rank (rank >= 0) gets P2_RANK,
+ * P2_SIZE and the MPI layer. -1 if fork failed. */
+pid_t spawn(job_run *jr, char **argv, int death_signal, int rank);
+int wait_signal(job_run *jr, long ms);
+int reap(job_run *jr, void (*on_exit)(job_run *, child *, int rank));
+void terminate_all(job_run *jr);
+int exit_code(int st);
+int failed(int st);
+void describe_exit(const char *who, pid_t pid, int st);
+void build_sim_argv(job_run *jr, const char *sim, const char *topology, char **argv);
+char **build_mpirun_argv(job_run *jr);
+
+#endif /* P2RUN_INTERNAL_H */
