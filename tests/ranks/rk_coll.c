@@ -34,19 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "p2_check.h"
 #include "p2coll.h"
 
 static int rank, size, failures;
-
-#define CHECK(call)                                                                      \
-    do {                                                                                 \
-        tcaresult r_ = (call);                                                           \
-        if (r_ != TCA_SUCCESS) {                                                         \
-            fprintf(stderr, "rank %d: %s: %s (line %d)\n", rank, #call,                  \
-                    tcaGetErrorString(r_), __LINE__);                                    \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
 
 static void *alloc(size_t bytes, tcaMemoryKind kind)
 {
