@@ -19,8 +19,8 @@
  * TCA library, defines P2_CHECK_RANK() (its MPI rank) before including this
  * header; it then has no CHECK.
  *
- * Header only, all static: the counters are each C file's own (a test is one
- * file, or keeps its own count).
+ * Header only: static inline functions, and the two counters as weak
+ * definitions, so a program of several files has one of each.
  */
 #ifndef P2_CHECK_H
 #define P2_CHECK_H
@@ -40,8 +40,9 @@
 #define P2_CHECK_END() exit(1)
 #endif
 
-/* EXPECT's failures so far; REQUIRE's checks so far. */
-static int p2_check_failures __attribute__((unused)), p2_check_count __attribute__((unused));
+/* EXPECT's failures so far; REQUIRE's checks so far: one of each per
+ * program (weak definitions, which the linker merges across its files). */
+int p2_check_failures __attribute__((weak)), p2_check_count __attribute__((weak));
 
 /* "rank R: FAIL: <format...> (FILE:LINE)" on stderr. */
 static inline void p2_check_say(const char *file, int line, const char *format, va_list ap)
