@@ -125,8 +125,8 @@ typedef struct wl_sweep_transport {
     double (*clock)(void);  /* seconds (p2_wtime, MPI_Wtime) */
     void (*sync)(void *ctx); /* a barrier before the timing starts; NULL: none */
     /* `value` over the ranks; the result must be right at least on the
-     * reporting rank. ACROSS_EACH and ACROSS_MEAN_MAX call SUM, then MAX
-     * (ACROSS_EACH: MAX, then SUM); ACROSS_MAX calls MAX. */
+     * reporting rank. ACROSS_MEAN_MAX calls SUM, then MAX; ACROSS_EACH MAX,
+     * then SUM, every iteration; ACROSS_MAX calls MAX. */
     double (*reduce)(void *ctx, double value, wl_sweep_op op);
     /* The wrong elements of every rank, at least on the reporting rank;
      * NULL: each rank keeps its own. */
