@@ -12,21 +12,15 @@
 
 #include "p2.h"
 #include "tca-api.h"
+/* A failed CHECK ends the whole job, under mpirun too. */
+#define P2_CHECK_END() MPI_Abort(MPI_COMM_WORLD, 1)
+#include "p2_check.h"
 
 #define PHASES 3
 #define ROUNDS 200
 #define BYTES 64
 #define SLOT 3
 #define TAG 0x100
-
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        tcaresult r_ = (call);                                                         \
-        if (r_ != TCA_SUCCESS) {                                                       \
-            fprintf(stderr, "%s: %s\n", #call, tcaGetErrorString(r_));                  \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                              \
-        }                                                                              \
-    } while (0)
 
 int main(int argc, char **argv)
 {

@@ -16,6 +16,8 @@
 #define SLOT 3
 #define TAG 42
 
+/* Its own check, not tests/common/p2_check.h: this program sees only what
+ * is installed, as a user's would. */
 #define CHECK(call)                                                                      \
     do {                                                                                 \
         tcaresult r_ = (call);                                                           \

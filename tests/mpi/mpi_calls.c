@@ -4,13 +4,14 @@
  * (12 KiB) so both protocols run; ANY_SOURCE, ANY_TAG, derived datatypes,
  * user ops, communicators. Prints one line per check group and "mpi_calls:
  * all N checks passed" at rank 0; any wrong byte fails the rank (exit 1).
- * This file: point-to-point, requests, datatypes, communicators, main; the
- * collectives are in mpi_calls_coll.c. */
-#include "mpi_calls.h"
-
+ * The collectives and their algorithms: mpi_calls_coll.c. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-int rank, size, checks;
+#include "mpi_calls.h"
+
+int rank, size;
 
 static unsigned char pat(int who, int tag, size_t i) { return (unsigned char)(who * 37 + tag * 11 + i * 7 + (i >> 9)); }
 
@@ -49,12 +50,12 @@ static void point_to_point(void)
         MPI_Wait(&q[0], &st);
         int cnt;
         MPI_Get_count(&st, MPI_BYTE, &cnt);
-        CHECK(cnt == n && st.MPI_SOURCE == left && st.MPI_TAG == k);
-        CHECK(ok(r, (size_t)n, left, k));
+        REQUIRE(cnt == n && st.MPI_SOURCE == left && st.MPI_TAG == k);
+        REQUIRE(ok(r, (size_t)n, left, k));
         /* Sendrecv, the other direction */
         memset(r, 0, (size_t)n);
         MPI_Sendrecv(s, n, MPI_BYTE, left, 100 + k, r, n, MPI_BYTE, right, 100 + k, MPI_COMM_WORLD, &st);
-        CHECK(ok(r, (size_t)n, right, k) && st.MPI_SOURCE == right);
+        REQUIRE(ok(r, (size_t)n, right, k) && st.MPI_SOURCE == right);
     }
     /* Ssend/Recv in a ring: even ranks send first */
     if (size > 1) {
@@ -66,12 +67,12 @@ static void point_to_point(void)
             MPI_Recv(r, 333, MPI_BYTE, left, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Ssend(s, 333, MPI_BYTE, right, 9, MPI_COMM_WORLD);
         }
-        CHECK(ok(r, 333, left, 9));
+        REQUIRE(ok(r, 333, left, 9));
     }
     /* Sendrecv_replace */
     fill(s, 5001, rank, 3);
     MPI_Sendrecv_replace(s, 5001, MPI_BYTE, right, 3, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    CHECK(ok(s, 5001, left, 3));
+    REQUIRE(ok(s, 5001, left, 3));
     free(s);
     free(r);
     if (rank == 0)
@@ -98,18 +99,18 @@ static void wildcards(void)
             int cnt;
             MPI_Get_count(&st, MPI_BYTE, &cnt);
             int src = st.MPI_SOURCE;
-            CHECK(src > 0 && src < size && st.MPI_TAG == src);
-            CHECK(cnt == (seen[src] ? 5 : n - src));
+            REQUIRE(src > 0 && src < size && st.MPI_TAG == src);
+            REQUIRE(cnt == (seen[src] ? 5 : n - src));
             MPI_Recv(b, n, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-            CHECK(st.MPI_SOURCE == src); /* the probed message is the next one matched */
-            CHECK(ok(b, (size_t)cnt, src, seen[src] ? src + 1 : src));
+            REQUIRE(st.MPI_SOURCE == src); /* the probed message is the next one matched */
+            REQUIRE(ok(b, (size_t)cnt, src, seen[src] ? src + 1 : src));
             seen[src]++;
         }
         for (int i = 1; i < size; i++)
-            CHECK(seen[i] == 2);
+            REQUIRE(seen[i] == 2);
         int flag;
         MPI_Iprobe(MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); /* rank 1 sent two, both taken */
-        CHECK(!flag);
+        REQUIRE(!flag);
         free(seen);
         printf("wildcards: ANY_SOURCE/ANY_TAG with Probe/Iprobe/Get_count, per-sender order: ok\n");
     }
@@ -132,27 +133,27 @@ static void requests(void)
         MPI_Isend(&sv[i], 1, MPI_INT, right, 50 + i, MPI_COMM_WORLD, &q[4 + i]);
     int done = 0, idx, out, ids[8];
     MPI_Waitany(8, q, &idx, MPI_STATUS_IGNORE);
-    CHECK(idx >= 0 && idx < 8 && q[idx] == MPI_REQUEST_NULL);
+    REQUIRE(idx >= 0 && idx < 8 && q[idx] == MPI_REQUEST_NULL);
     done++;
     while (done < 8) {
         MPI_Waitsome(8, q, &out, ids, MPI_STATUSES_IGNORE);
-        CHECK(out >= 1);
+        REQUIRE(out >= 1);
         done += out;
     }
     for (int i = 0; i < 4; i++)
-        CHECK(rv[i] == left * 100 + i);
+        REQUIRE(rv[i] == left * 100 + i);
     int flag;
     MPI_Testall(8, q, &flag, MPI_STATUSES_IGNORE);
-    CHECK(flag);
+    REQUIRE(flag);
     MPI_Testany(8, q, &idx, &flag, MPI_STATUS_IGNORE);
-    CHECK(flag && idx == MPI_UNDEFINED);
+    REQUIRE(flag && idx == MPI_UNDEFINED);
     /* Test until done */
     MPI_Irecv(&rv[0], 1, MPI_INT, left, 60, MPI_COMM_WORLD, &q[0]);
     MPI_Send(&sv[1], 1, MPI_INT, right, 60, MPI_COMM_WORLD);
     flag = 0;
     while (!flag)
         MPI_Test(&q[0], &flag, MPI_STATUS_IGNORE);
-    CHECK(rv[0] == left * 100 + 1);
+    REQUIRE(rv[0] == left * 100 + 1);
     /* persistent: three rounds */
     int ps, pr;
     MPI_Request p[2];
@@ -162,7 +163,7 @@ static void requests(void)
         ps = rank * 1000 + round;
         MPI_Startall(2, p);
         MPI_Waitall(2, p, MPI_STATUSES_IGNORE);
-        CHECK(pr == left * 1000 + round && p[0] != MPI_REQUEST_NULL);
+        REQUIRE(pr == left * 1000 + round && p[0] != MPI_REQUEST_NULL);
     }
     MPI_Request_free(&p[0]);
     MPI_Request_free(&p[1]);
@@ -183,12 +184,12 @@ static void datatypes(void)
     MPI_Type_commit(&vec);
     MPI_Sendrecv(m, 1, vec, right, 80, r, COUNT, MPI_DOUBLE, left, 80, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     for (int i = 0; i < COUNT; i++)
-        CHECK(r[i] == left * 1e6 + i * STRIDE);
+        REQUIRE(r[i] == left * 1e6 + i * STRIDE);
     /* and back into the strided layout (rendezvous: 8 KB is eager, make it big) */
     double *m2 = calloc(COUNT * STRIDE, sizeof(double));
     MPI_Sendrecv(r, COUNT, MPI_DOUBLE, left, 81, m2, 1, vec, right, 81, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     for (int i = 0; i < COUNT; i++)
-        CHECK(m2[i * STRIDE] == rank * 1e6 + i * STRIDE && (STRIDE < 2 || m2[i * STRIDE + 1] == 0));
+        REQUIRE(m2[i * STRIDE] == rank * 1e6 + i * STRIDE && (STRIDE < 2 || m2[i * STRIDE + 1] == 0));
     /* a struct type, in a broadcast */
     struct { int a; double b; char c; } rec[3];
     int bl[3] = {1, 1, 1};
@@ -204,7 +205,7 @@ static void datatypes(void)
             rec[i].a = i + 5, rec[i].b = i * 0.5, rec[i].c = (char)('x' + i);
     MPI_Bcast(rec, 3, sr, size - 1, MPI_COMM_WORLD);
     for (int i = 0; i < 3; i++)
-        CHECK(rec[i].a == i + 5 && rec[i].b == i * 0.5 && rec[i].c == (char)('x' + i));
+        REQUIRE(rec[i].a == i + 5 && rec[i].b == i * 0.5 && rec[i].c == (char)('x' + i));
     MPI_Type_free(&vec);
     MPI_Type_free(&st);
     MPI_Type_free(&sr);
@@ -222,22 +223,22 @@ static void communicators(void)
     int r, s;
     MPI_Comm_rank(dup, &r);
     MPI_Comm_size(dup, &s);
-    CHECK(r == rank && s == size);
+    REQUIRE(r == rank && s == size);
     /* a message on dup is not matched by a receive on world */
     int v = rank, w = -1, flag;
     MPI_Request q;
     MPI_Irecv(&w, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &q);
     MPI_Sendrecv(&v, 1, MPI_INT, (rank + 1) % size, 5, &flag, 1, MPI_INT, (rank - 1 + size) % size, 5, dup,
                  MPI_STATUS_IGNORE);
-    CHECK(flag == (rank - 1 + size) % size && w == -1);
+    REQUIRE(flag == (rank - 1 + size) % size && w == -1);
     MPI_Send(&v, 1, MPI_INT, (rank + 1) % size, 6, MPI_COMM_WORLD);
     MPI_Wait(&q, MPI_STATUS_IGNORE);
-    CHECK(w == (rank - 1 + size) % size);
+    REQUIRE(w == (rank - 1 + size) % size);
     /* split: odd and even ranks, reversed order by key */
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half);
     MPI_Comm_rank(half, &r);
     MPI_Comm_size(half, &s);
-    CHECK(s == (size + 1 - rank % 2) / 2 && r == s - 1 - rank / 2);
+    REQUIRE(s == (size + 1 - rank % 2) / 2 && r == s - 1 - rank / 2);
     collectives(half, rank % 2 ? "the odd ranks" : "the even ranks");
     algorithms(half, rank % 2 ? "the odd ranks" : "the even ranks");
     /* groups: the first half of world, by Comm_create */
@@ -250,27 +251,27 @@ static void communicators(void)
     int gr, gs, tr;
     MPI_Group_rank(g, &gr);
     MPI_Group_size(g, &gs);
-    CHECK(gs == nfirst && gr == (rank < nfirst ? nfirst - 1 - rank : MPI_UNDEFINED));
+    REQUIRE(gs == nfirst && gr == (rank < nfirst ? nfirst - 1 - rank : MPI_UNDEFINED));
     MPI_Group_translate_ranks(g, 1, &(int){0}, wg, &tr);
-    CHECK(tr == nfirst - 1);
+    REQUIRE(tr == nfirst - 1);
     MPI_Comm sub;
     MPI_Comm_create(MPI_COMM_WORLD, g, &sub);
     if (rank < nfirst) {
         MPI_Comm_rank(sub, &r);
-        CHECK(r == nfirst - 1 - rank);
+        REQUIRE(r == nfirst - 1 - rank);
         int sum = 0;
         MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sub);
-        CHECK(sum == nfirst * (nfirst - 1) / 2);
+        REQUIRE(sum == nfirst * (nfirst - 1) / 2);
         MPI_Comm_free(&sub);
     } else {
-        CHECK(sub == MPI_COMM_NULL);
+        REQUIRE(sub == MPI_COMM_NULL);
     }
     MPI_Group_free(&g);
     MPI_Group_free(&wg);
     free(ids);
     MPI_Comm_free(&half);
     MPI_Comm_free(&dup);
-    CHECK(dup == MPI_COMM_NULL);
+    REQUIRE(dup == MPI_COMM_NULL);
     if (rank == 0)
         printf("communicators: dup isolates traffic, split by color and key, Comm_create from a group: ok\n");
 }
@@ -301,7 +302,7 @@ int main(int argc, char **argv)
     double t = MPI_Wtime() - t0, tmax;
     MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     int all;
-    MPI_Reduce(&checks, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&p2_check_count, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
         printf("mpi_calls: all %d checks passed on %d ranks; simulated time %.3f us\n", all, size, tmax * 1e6);
     MPI_Finalize();

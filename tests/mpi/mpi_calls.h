@@ -1,31 +1,28 @@
-/* mpi_calls.h - what the two files of the mpi_calls test share: the rank,
- * the check count and CHECK, the byte pattern of the data, and the
- * collective check groups (mpi_calls_coll.c) that main (mpi_calls.c) runs
- * on several communicators. */
+/*
+ * mpi_calls.h - what the two files of mpi_calls (mpi_calls.c says what it
+ * checks) share: the job, the data pattern, the checks
+ * (p2_check.h, with the MPI rank), and the collectives' groups of checks
+ * (mpi_calls_coll.c).
+ */
 #ifndef MPI_CALLS_H
 #define MPI_CALLS_H
 
 #include <mpi.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-extern int rank, size, checks;
+/* The MPI rank and size of MPI_COMM_WORLD; p2_check.h names the rank in its
+ * messages (this program is built without the TCA library). */
+extern int rank, size;
+#define P2_CHECK_RANK() rank
+#include "p2_check.h"
 
-#define CHECK(c)                                                                   \
-    do {                                                                           \
-        checks++;                                                                  \
-        if (!(c)) {                                                                \
-            fprintf(stderr, "rank %d: FAIL %s (line %d)\n", rank, #c, __LINE__);   \
-            exit(1);                                                               \
-        }                                                                          \
-    } while (0)
-
-/* n bytes of the pattern of (who, tag) at b, and whether b holds them. */
+/* b[0 .. n) of the pattern of message `tag` from rank `who`; whether b
+ * holds it. */
 void fill(unsigned char *b, size_t n, int who, int tag);
 int ok(const unsigned char *b, size_t n, int who, int tag);
 
-/* The collective calls, and each algorithm the layer selects, on comm. */
+/* The collectives on `comm` (named `name` in the printed line), and each
+ * algorithm the layer selects for them. */
 void collectives(MPI_Comm comm, const char *name);
 void algorithms(MPI_Comm comm, const char *name);
 

@@ -1,10 +1,13 @@
-/* mpi_calls_coll.c - the collective check groups of the mpi_calls test
- * (mpi_calls.c runs them): every collective call with predefined and user
- * ops, in place where MPI allows it, and each algorithm the layer selects
- * on both sides of its thresholds. */
-#include "mpi_calls.h"
-
+/*
+ * mpi_calls_coll.c - mpi_calls' collectives: every collective call on a
+ * communicator with user ops (commutative and not), and each algorithm the
+ * layer selects on both sides of its thresholds, every result checked.
+ */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "mpi_calls.h"
 
 /* A non-commutative user op: 2x2 matrix product (order matters). */
 static void matmul(void *in, void *inout, int *len, MPI_Datatype *t)
@@ -84,7 +87,7 @@ void algorithms(MPI_Comm comm, const char *name)
             v[i] = i * 3 + me;
         MPI_Reduce_scatter_block(v, r, n, MPI_INT, MPI_SUM, comm);
         for (int i = 0; i < n; i++)
-            CHECK(r[i] == p * ((me * n + i) * 3) + p * (p - 1) / 2);
+            REQUIRE(r[i] == p * ((me * n + i) * 3) + p * (p - 1) / 2);
         int *counts = malloc(sizeof(int) * (size_t)p);
         for (int q = 0; q < p; q++)
             counts[q] = n - (q % 3) * 2; /* odd, irregular, total still on its side */
@@ -93,7 +96,7 @@ void algorithms(MPI_Comm comm, const char *name)
             off += counts[q];
         MPI_Reduce_scatter(MPI_IN_PLACE, v, counts, MPI_INT, MPI_MAX, comm);
         for (int i = 0; i < counts[me]; i++)
-            CHECK(v[i] == (off + i) * 3 + p - 1);
+            REQUIRE(v[i] == (off + i) * 3 + p - 1);
         free(counts);
         free(v);
         free(r);
@@ -124,14 +127,14 @@ void algorithms(MPI_Comm comm, const char *name)
         for (int i = 0; i < counts[me]; i++) {
             unsigned long e[4];
             uexpect(p, off + i, e);
-            CHECK(memcmp(r + 4 * i, e, sizeof e) == 0);
+            REQUIRE(memcmp(r + 4 * i, e, sizeof e) == 0);
         }
         /* in place */
         MPI_Reduce_scatter(MPI_IN_PLACE, v, counts, m4, uop, comm);
         for (int i = 0; i < counts[me]; i++) {
             unsigned long e[4];
             uexpect(p, off + i, e);
-            CHECK(memcmp(v + 4 * i, e, sizeof e) == 0);
+            REQUIRE(memcmp(v + 4 * i, e, sizeof e) == 0);
         }
         free(v);
         free(r);
@@ -156,7 +159,7 @@ void algorithms(MPI_Comm comm, const char *name)
             }
             if (me == root)
                 for (int i = 0; i < n; i++)
-                    CHECK(out[i] == (long)p * (p - 1) / 2 * 1000 + (long)p * (i + root));
+                    REQUIRE(out[i] == (long)p * (p - 1) / 2 * 1000 + (long)p * (i + root));
         }
         free(v);
         free(out);
@@ -174,7 +177,7 @@ void algorithms(MPI_Comm comm, const char *name)
     MPI_Op_free(&maxop);
     if (me == p - 1)
         for (int i = 0; i < 300 * (bc > 3 ? 3 : bc); i++)
-            CHECK(bo[i] == p - 1 + i);
+            REQUIRE(bo[i] == p - 1 + i);
     free(bv);
     free(bo);
     /* Allgather: bytes per rank so the total lies just below and above
@@ -194,7 +197,7 @@ void algorithms(MPI_Comm comm, const char *name)
             free(mine);
         }
         for (int q = 0; q < p; q++)
-            CHECK(ok(all + (size_t)q * (size_t)n, (size_t)n, q, 21));
+            REQUIRE(ok(all + (size_t)q * (size_t)n, (size_t)n, q, 21));
         free(all);
     }
     /* Alltoall: blocks of 1, 255, 256, 257 (Bruck up to 256 at >= 8 ranks),
@@ -212,7 +215,7 @@ void algorithms(MPI_Comm comm, const char *name)
             MPI_Alltoall(sb, (int)n, MPI_BYTE, rb, (int)n, MPI_BYTE, comm);
         unsigned char *got = n == 257 ? sb : rb;
         for (int q = 0; q < p; q++)
-            CHECK(ok(got + (size_t)q * n, n, q * 16 + me, 22));
+            REQUIRE(ok(got + (size_t)q * n, n, q * 16 + me, 22));
         free(sb);
         free(rb);
     }
@@ -242,7 +245,7 @@ void collectives(MPI_Comm comm, const char *name)
             else
                 memset(b, 0, (size_t)n);
             MPI_Bcast(b, n, MPI_BYTE, root, comm);
-            CHECK(ok(b, (size_t)n, root, 1));
+            REQUIRE(ok(b, (size_t)n, root, 1));
         }
     }
     /* Reduce / Allreduce: sums of odd counts, both sizes */
@@ -252,16 +255,16 @@ void collectives(MPI_Comm comm, const char *name)
             v[i] = me * 1000 + i;
         MPI_Allreduce(v, out, n, MPI_LONG, MPI_SUM, comm);
         for (int i = 0; i < n; i++)
-            CHECK(out[i] == (long)p * (p - 1) / 2 * 1000 + (long)p * i);
+            REQUIRE(out[i] == (long)p * (p - 1) / 2 * 1000 + (long)p * i);
         int root = p / 2;
         memset(out, 0, sizeof(long) * (size_t)n);
         MPI_Reduce(v, out, n, MPI_LONG, MPI_MAX, root, comm);
         if (me == root)
             for (int i = 0; i < n; i++)
-                CHECK(out[i] == (long)(p - 1) * 1000 + i);
+                REQUIRE(out[i] == (long)(p - 1) * 1000 + i);
         memcpy(out, v, sizeof(long) * (size_t)n);
         MPI_Allreduce(MPI_IN_PLACE, out, n, MPI_LONG, MPI_MIN, comm);
-        CHECK(out[n - 1] == n - 1);
+        REQUIRE(out[n - 1] == n - 1);
         free(v);
         free(out);
     }
@@ -273,7 +276,7 @@ void collectives(MPI_Comm comm, const char *name)
     MPI_Type_commit(&m4);
     long mat[4] = {1, me + 1, 0, 1}, prod[4];
     MPI_Allreduce(mat, prod, 1, m4, op, comm);
-    CHECK(prod[0] == 1 && prod[1] == (long)p * (p + 1) / 2 && prod[2] == 0 && prod[3] == 1);
+    REQUIRE(prod[0] == 1 && prod[1] == (long)p * (p + 1) / 2 && prod[2] == 0 && prod[3] == 1);
     long matb[4] = {me + 2, 1, 1, 0}, prodb[4], expect[4] = {1, 0, 0, 1};
     for (int r = 0; r < p; r++) {
         long m[4] = {r + 2, 1, 1, 0};
@@ -282,9 +285,9 @@ void collectives(MPI_Comm comm, const char *name)
     }
     MPI_Reduce(matb, prodb, 1, m4, op, p - 1, comm);
     if (me == p - 1)
-        CHECK(memcmp(prodb, expect, sizeof expect) == 0);
+        REQUIRE(memcmp(prodb, expect, sizeof expect) == 0);
     MPI_Allreduce(matb, prodb, 1, m4, op, comm);
-    CHECK(memcmp(prodb, expect, sizeof expect) == 0);
+    REQUIRE(memcmp(prodb, expect, sizeof expect) == 0);
     /* Scan and Exscan of the same op */
     long partial[4] = {1, 0, 0, 1};
     for (int r = 0; r <= me; r++) {
@@ -293,11 +296,11 @@ void collectives(MPI_Comm comm, const char *name)
         memcpy(partial, m, sizeof m);
     }
     MPI_Scan(matb, prodb, 1, m4, op, comm);
-    CHECK(memcmp(prodb, partial, sizeof partial) == 0);
+    REQUIRE(memcmp(prodb, partial, sizeof partial) == 0);
     int x = me + 1, ex = -1;
     MPI_Exscan(&x, &ex, 1, MPI_INT, MPI_SUM, comm);
     if (me > 0)
-        CHECK(ex == me * (me + 1) / 2);
+        REQUIRE(ex == me * (me + 1) / 2);
     MPI_Op_free(&op);
     MPI_Type_free(&m4);
     /* Gather / Scatter / Allgather / Alltoall with 3 ints per rank, and
@@ -312,22 +315,22 @@ void collectives(MPI_Comm comm, const char *name)
         if (me == root)
             for (int q = 0; q < p; q++)
                 for (int i = 0; i < per; i++)
-                    CHECK(all[q * per + i] == q * 100000 + i);
+                    REQUIRE(all[q * per + i] == q * 100000 + i);
         memset(mine, 0, sizeof(int) * (size_t)per);
         MPI_Scatter(all, per, MPI_INT, mine, per, MPI_INT, root, comm);
         for (int i = 0; i < per; i++)
-            CHECK(mine[i] == me * 100000 + i);
+            REQUIRE(mine[i] == me * 100000 + i);
         memset(all, 0, sizeof(int) * (size_t)per * (size_t)p);
         MPI_Allgather(mine, per, MPI_INT, all, per, MPI_INT, comm);
         for (int q = 0; q < p; q++)
-            CHECK(all[q * per] == q * 100000 && all[q * per + per - 1] == q * 100000 + per - 1);
+            REQUIRE(all[q * per] == q * 100000 && all[q * per + per - 1] == q * 100000 + per - 1);
         for (int q = 0; q < p; q++)
             for (int i = 0; i < per; i++)
                 all[q * per + i] = me * 1000 + q * 10 + (i % 7);
         MPI_Alltoall(all, per, MPI_INT, all2, per, MPI_INT, comm);
         for (int q = 0; q < p; q++)
             for (int i = 0; i < per; i++)
-                CHECK(all2[q * per + i] == q * 1000 + me * 10 + (i % 7));
+                REQUIRE(all2[q * per + i] == q * 1000 + me * 10 + (i % 7));
         free(mine);
         free(all);
         free(all2);
@@ -350,19 +353,19 @@ void collectives(MPI_Comm comm, const char *name)
             MPI_Gather(MPI_IN_PLACE, per, MPI_INT, all, per, gap, root, comm);
             for (int q = 0; q < p; q++)
                 for (int i = 0; i < per; i++)
-                    CHECK(all[2 * ((size_t)q * (size_t)per + (size_t)i)] == q * 100000 + i &&
+                    REQUIRE(all[2 * ((size_t)q * (size_t)per + (size_t)i)] == q * 100000 + i &&
                           all[2 * ((size_t)q * (size_t)per + (size_t)i) + 1] == 0);
             for (int q = 0; q < p; q++)
                 for (int i = 0; i < per; i++)
                     all[2 * ((size_t)q * (size_t)per + (size_t)i)] = q * 7 + i;
             MPI_Scatter(all, per, gap, MPI_IN_PLACE, per, MPI_INT, root, comm);
-            CHECK(all[2 * (size_t)root * (size_t)per] == root * 7);
+            REQUIRE(all[2 * (size_t)root * (size_t)per] == root * 7);
         } else {
             MPI_Gather(mine, per, MPI_INT, NULL, 0, MPI_INT, root, comm);
             memset(mine, 0, sizeof(int) * (size_t)per);
             MPI_Scatter(NULL, 0, MPI_INT, mine, per, MPI_INT, root, comm);
             for (int i = 0; i < per; i++)
-                CHECK(mine[i] == me * 7 + i);
+                REQUIRE(mine[i] == me * 7 + i);
         }
         MPI_Type_free(&gap);
         free(mine);
@@ -382,15 +385,15 @@ void collectives(MPI_Comm comm, const char *name)
     if (me == 0)
         for (int q = 0; q < p; q++)
             for (int i = 0; i <= q; i++)
-                CHECK(all[displs[q] + i] == q * 10 + i);
+                REQUIRE(all[displs[q] + i] == q * 10 + i);
     memset(all, 0, sizeof(int) * (size_t)total);
     MPI_Allgatherv(mine, me + 1, MPI_INT, all, counts, displs, MPI_INT, comm);
     for (int q = 0; q < p; q++)
-        CHECK(all[displs[q] + q] == q * 10 + q);
+        REQUIRE(all[displs[q] + q] == q * 10 + q);
     memset(mine, 0, sizeof(int) * (size_t)(me + 1));
     MPI_Scatterv(all, counts, displs, MPI_INT, mine, me + 1, MPI_INT, p - 1, comm);
     for (int i = 0; i <= me; i++)
-        CHECK(mine[i] == me * 10 + i);
+        REQUIRE(mine[i] == me * 10 + i);
     /* Alltoallv: rank me sends q + 1 ints to q */
     int *sc = malloc(sizeof(int) * (size_t)p), *sd = malloc(sizeof(int) * (size_t)p);
     int *rc = malloc(sizeof(int) * (size_t)p), *rd = malloc(sizeof(int) * (size_t)p), st = 0, rt = 0;
@@ -405,19 +408,19 @@ void collectives(MPI_Comm comm, const char *name)
     MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, comm);
     for (int q = 0; q < p; q++)
         for (int i = 0; i <= me; i++)
-            CHECK(rb[rd[q] + i] == q * 100 + me);
+            REQUIRE(rb[rd[q] + i] == q * 100 + me);
     /* Reduce_scatter (q + 1 ints to q) and _block */
     int *vals = malloc(sizeof(int) * (size_t)total), *res = malloc(sizeof(int) * (size_t)(me + 1));
     for (int i = 0; i < total; i++)
         vals[i] = i + me;
     MPI_Reduce_scatter(vals, res, counts, MPI_INT, MPI_SUM, comm);
     for (int i = 0; i <= me; i++)
-        CHECK(res[i] == p * (displs[me] + i) + p * (p - 1) / 2);
+        REQUIRE(res[i] == p * (displs[me] + i) + p * (p - 1) / 2);
     int blk[2 * 16], rblk[2];
     for (int i = 0; i < 2 * p; i++)
         blk[i] = i * me;
     MPI_Reduce_scatter_block(blk, rblk, 2, MPI_INT, MPI_SUM, comm);
-    CHECK(rblk[0] == 2 * me * p * (p - 1) / 2 && rblk[1] == (2 * me + 1) * p * (p - 1) / 2);
+    REQUIRE(rblk[0] == 2 * me * p * (p - 1) / 2 && rblk[1] == (2 * me + 1) * p * (p - 1) / 2);
     free(counts); free(displs); free(mine); free(all); free(sc); free(sd); free(rc); free(rd);
     free(sb); free(rb); free(vals); free(res); free(b);
     if (me == 0)

@@ -9,6 +9,9 @@
 
 #include "p2.h"
 #include "tca-api.h"
+/* A failed CHECK ends the whole job, under mpirun too. */
+#define P2_CHECK_END() MPI_Abort(MPI_COMM_WORLD, 1)
+#include "p2_check.h"
 
 #define BYTES 8
 #define ITERS 20
@@ -16,15 +19,6 @@
 #define PING 1
 #define PONG 2
 #define TAG 0x77
-
-#define CHECK(call)                                                        \
-    do {                                                                   \
-        tcaresult r_ = (call);                                             \
-        if (r_ != TCA_SUCCESS) {                                           \
-            fprintf(stderr, "%s: %s\n", #call, tcaGetErrorString(r_));      \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                  \
-        }                                                                  \
-    } while (0)
 
 int main(int argc, char **argv)
 {

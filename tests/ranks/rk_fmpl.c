@@ -35,21 +35,13 @@
 
 #include "fmpl.h"
 #include "p2.h"
+#include "p2_check.h"
 
-static int me, np, failures;
+static int me, np;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "rank %d: line %d: ", me, __LINE__);             \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fprintf(stderr, "\n");                                           \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
-#define OK(ier, what) CHECK((ier) == FMPL_SUCCESS, "%s: %s", what, fmpl_error_string(ier))
+#define OK(ier, what) EXPECT((ier) == FMPL_SUCCESS, "%s: %s", what, fmpl_error_string(ier))
 #define EXPECT_IER(ier, code, what) \
-    CHECK((ier) == (code), "%s: got %s, want %s", what, fmpl_error_string(ier), fmpl_error_string(code))
+    EXPECT((ier) == (code), "%s: got %s, want %s", what, fmpl_error_string(ier), fmpl_error_string(code))
 
 static uint8_t pat(int from, size_t i, int round) { return (uint8_t)(from * 37 + (int)(i * 11) + round * 5 + (int)(i >> 9)); }
 
@@ -92,9 +84,9 @@ static void mode_p2p(void)
                 fmpl_send(sbuf, n, partner, 0, &ier);
             }
             OK(ier, "send/recv");
-            CHECK(wrong(rbuf, n, partner, (int)k) == 0, "%zu B from %d: wrong bytes", n, partner);
-            CHECK(rbuf[n] == 0xcc, "%zu B from %d: wrote past the message", n, partner);
-            CHECK(fmpl_recv_size(partner, 0) == n, "fmpl_recv_size %zu, want %zu", fmpl_recv_size(partner, 0), n);
+            EXPECT(wrong(rbuf, n, partner, (int)k) == 0, "%zu B from %d: wrong bytes", n, partner);
+            EXPECT(rbuf[n] == 0xcc, "%zu B from %d: wrote past the message", n, partner);
+            EXPECT(fmpl_recv_size(partner, 0) == n, "fmpl_recv_size %zu, want %zu", fmpl_recv_size(partner, 0), n);
             pairs++;
         }
     }
@@ -120,8 +112,8 @@ static void mode_p2p(void)
         OK(ier, "fmpl_wait_irecv");
         fmpl_wait_irecv(&rr, &ier);
         OK(ier, "fmpl_wait_irecv");
-        CHECK(wrong(fromleft, 70000, left, 100 + round) == 0, "ring from %d: wrong bytes", left);
-        CHECK(wrong(fromright, 70000, right, 100 + round) == 0, "ring from %d: wrong bytes", right);
+        EXPECT(wrong(fromleft, 70000, left, 100 + round) == 0, "ring from %d: wrong bytes", left);
+        EXPECT(wrong(fromright, 70000, right, 100 + round) == 0, "ring from %d: wrong bytes", right);
     }
     /* To itself: post the receive, then send (through the NIA's loopback). */
     fmpl_request_t r;
@@ -132,9 +124,9 @@ static void mode_p2p(void)
     OK(ier, "self send");
     fmpl_wait_irecv(&r, &ier);
     OK(ier, "self wait");
-    CHECK(wrong(fromleft, 5000, me, 7) == 0, "self: wrong bytes");
+    EXPECT(wrong(fromleft, 5000, me, 7) == 0, "self: wrong bytes");
     printf("rank %d: p2p: %d blocking sizes with %d, 3 nonblocking ring rounds, self: %s\n", me, pairs,
-           partner < np ? partner : -1, failures ? "WRONG" : "all bytes right");
+           partner < np ? partner : -1, p2_check_failures ? "WRONG" : "all bytes right");
 }
 
 /* ---- buffered ---------------------------------------------------------------- */
@@ -156,7 +148,7 @@ static void mode_buffered(void)
         int nsend = 0, nspool = 0, checks = 0, sent = 0;
         fmpl_sendbuff_check(&nsend, &nspool, &ier);
         OK(ier, "fmpl_sendbuff_check");
-        CHECK(nsend == 0 && nspool == 1, "first check: nsend %d nspool %d, want 0 and 1", nsend, nspool);
+        EXPECT(nsend == 0 && nspool == 1, "first check: nsend %d nspool %d, want 0 and 1", nsend, nspool);
         while (nspool > 0 && checks < 1000) {
             p2_compute(10e-6);
             fmpl_sendbuff_check(&nsend, &nspool, &ier);
@@ -164,15 +156,15 @@ static void mode_buffered(void)
             sent += nsend;
             checks++;
         }
-        CHECK(sent == 1 && nspool == 0, "spooled send never went: sent %d, still %d", sent, nspool);
+        EXPECT(sent == 1 && nspool == 0, "spooled send never went: sent %d, still %d", sent, nspool);
         printf("rank 0: buffered: send returned after %.1f us (timeout 20 us), sent by check %d\n",
                waited * 1e6, checks);
     } else if (me == 1) {
         p2_compute(200e-6);
         fmpl_recv(msg, n, 0, 0, &ier);
         OK(ier, "fmpl_recv of a spooled send");
-        CHECK(wrong(msg, n, 0, 1) == 0, "spooled message: wrong bytes");
-        printf("rank 1: buffered: %s\n", failures ? "WRONG" : "all bytes right");
+        EXPECT(wrong(msg, n, 0, 1) == 0, "spooled message: wrong bytes");
+        printf("rank 1: buffered: %s\n", p2_check_failures ? "WRONG" : "all bytes right");
     }
 }
 
@@ -273,7 +265,7 @@ static int coll_on(const fmpl_comm_t *comm, const char *name)
             memset(buf, 0, bytes);
         fmpl_bcast(buf, bytes, root, comm, &ier);
         OK(ier, "fmpl_bcast");
-        CHECK(wrong(buf, bytes, comm->ranks[root], root) == 0, "%s bcast from %d: wrong bytes", name, root);
+        EXPECT(wrong(buf, bytes, comm->ranks[root], root) == 0, "%s bcast from %d: wrong bytes", name, root);
         checks++;
     }
     /* Hardware broadcast: the same buffer (same offset) everywhere. */
@@ -286,11 +278,11 @@ static int coll_on(const fmpl_comm_t *comm, const char *name)
         fmpl_hbcast(buf, bytes, root, comm, &ier);
         if (hw) {
             OK(ier, "fmpl_hbcast");
-            CHECK(wrong(buf, bytes, comm->ranks[root], 50 + root) == 0, "%s hbcast from %d: wrong bytes", name, root);
+            EXPECT(wrong(buf, bytes, comm->ranks[root], 50 + root) == 0, "%s hbcast from %d: wrong bytes", name, root);
         } else {
             EXPECT_IER(ier, FMPL_ERR_HW_NOT_ALLOWED, "fmpl_hbcast where not allowed");
             if (pos != root)
-                CHECK(buf[0] == 0 && buf[bytes - 1] == 0, "refused hbcast moved data");
+                EXPECT(buf[0] == 0 && buf[bytes - 1] == 0, "refused hbcast moved data");
         }
         checks++;
     }
@@ -323,7 +315,7 @@ static int coll_on(const fmpl_comm_t *comm, const char *name)
                     else
                         bad += mag(d->type, re, im) != mag(d->type, wre, wim);
                 }
-                CHECK(bad == 0, "%s %s%s: %d wrong elements", name, all ? "allreduce " : "reduce ", d->name, bad);
+                EXPECT(bad == 0, "%s %s%s: %d wrong elements", name, all ? "allreduce " : "reduce ", d->name, bad);
             }
             checks++;
         }
@@ -355,7 +347,7 @@ static void mode_coll(void)
     OK(ier, "fmpl_barrier");
     printf("rank %d: coll: %d collectives checked on %d ranks (%s barrier): %s\n", me, checks, np,
            fmpl_hw_collectives(FMPL_COMM_WORLD) ? "hardware" : "software",
-           failures ? "WRONG" : "all right");
+           p2_check_failures ? "WRONG" : "all right");
 }
 
 /* ---- errors ---------------------------------------------------------------------- */
@@ -387,7 +379,7 @@ static void mode_errors(void)
         EXPECT_IER(ier, FMPL_ERR_TRUNCATE, "send of 200 B into 100 B");
         fmpl_wait_irecv(&r1, &ier);
         EXPECT_IER(ier, FMPL_ERR_TRUNCATE, "receive of 200 B into 100 B");
-        CHECK(b[0] == 0x77 && b[99] == 0x77 && b[150] == 0x77, "a refused message wrote into the buffer");
+        EXPECT(b[0] == 0x77 && b[99] == 0x77 && b[150] == 0x77, "a refused message wrote into the buffer");
         fmpl_wait_irecv(&r1, &ier);
         EXPECT_IER(ier, FMPL_ERR_REQUEST, "waiting twice");
         /* The slot works again afterwards. */
@@ -397,7 +389,7 @@ static void mode_errors(void)
         } else {
             fmpl_recv(b, 100, peer, 0, &ier);
             OK(ier, "recv after a refusal");
-            CHECK(wrong(b, 100, peer, 3) == 0, "after a refusal: wrong bytes");
+            EXPECT(wrong(b, 100, peer, 3) == 0, "after a refusal: wrong bytes");
         }
     }
     /* Arguments. */
@@ -435,11 +427,11 @@ static void mode_errors(void)
         fmpl_hbcast(dst, 64, 0, FMPL_COMM_WORLD, &ier);
         if (me == 1) {
             EXPECT_IER(ier, FMPL_ERR_HBCAST_OFFSET, "hbcast into another offset");
-            CHECK(c[0] == 0x11 && c[63] == 0x11, "a refused broadcast wrote into the buffer");
+            EXPECT(c[0] == 0x11 && c[63] == 0x11, "a refused broadcast wrote into the buffer");
         } else {
             OK(ier, "hbcast");
             if (me != 0)
-                CHECK(wrong(a, 64, 0, 9) == 0, "hbcast: wrong bytes");
+                EXPECT(wrong(a, 64, 0, 9) == 0, "hbcast: wrong bytes");
         }
     } else {
         fmpl_hbcast(a, 64, 0, FMPL_COMM_WORLD, &ier);
@@ -448,7 +440,7 @@ static void mode_errors(void)
     fmpl_barrier(FMPL_COMM_WORLD, &ier);
     OK(ier, "barrier after errors");
     printf("rank %d: errors: every bad input refused (%s collectives): %s\n", me, hw ? "hardware" : "software",
-           failures ? "WRONG" : "ok");
+           p2_check_failures ? "WRONG" : "ok");
 }
 
 /* ---- counts ------------------------------------------------------------------------- */
@@ -479,10 +471,10 @@ static void mode_counts(void)
     fmpl_allreduce(v, n, fmpl_isum, FMPL_COMM_WORLD, w, &ier);
     OK(ier, "allreduce after the refusals");
     for (int i = 0; i < n; i++)
-        CHECK(v[i] == np * (np + 1) / 2, "allreduce after the refusals: element %d is %d", i, (int)v[i]);
+        EXPECT(v[i] == np * (np + 1) / 2, "allreduce after the refusals: element %d is %d", i, (int)v[i]);
     fmpl_barrier(FMPL_COMM_WORLD, &ier);
     OK(ier, "barrier after the refusals");
-    printf("rank %d: counts: %s\n", me, failures ? "WRONG" : "refused on every rank");
+    printf("rank %d: counts: %s\n", me, p2_check_failures ? "WRONG" : "refused on every rank");
 }
 
 /* ---- timing ------------------------------------------------------------------------- */
@@ -545,8 +537,8 @@ int main(int argc, char **argv)
         EXPECT_IER(ier, FMPL_ERR_ARG, "fmpl_init with different counts");
         fmpl_send(ma, 8, 0, 0, &ier);
         EXPECT_IER(ier, FMPL_ERR_NOT_INIT, "send after a refused init");
-        printf("rank %d: badinit: %s\n", me, failures ? "WRONG" : "refused");
-        return failures ? 1 : 0;
+        printf("rank %d: badinit: %s\n", me, p2_check_failures ? "WRONG" : "refused");
+        return p2_check_failures ? 1 : 0;
     }
     if (ier != FMPL_SUCCESS) {
         fprintf(stderr, "rank %d: fmpl_init: %s\n", me, fmpl_error_string(ier));
@@ -576,5 +568,5 @@ int main(int argc, char **argv)
     fmpl_finalize(&ier);
     OK(ier, "fmpl_finalize");
     fflush(stdout);
-    return failures ? 1 : 0;
+    return p2_check_failures ? 1 : 0;
 }

@@ -1,8 +1,9 @@
 /* cb_common.c - data of the collectives benchmark: values, typed loads and
- * stores, the expected reduction. */
+ * stores, the expected reduction, the algorithm bandwidth. */
 #include <string.h>
 
 #include "colls.h"
+#include "wl_report.h"
 
 #ifdef CB_HAVE_MPI
 MPI_Datatype cb_mpi_type(tcaDataType type)
@@ -44,6 +45,11 @@ MPI_Op cb_mpi_op(tcaOp op)
     }
 }
 #endif
+
+double cb_algbw(double bytes, double sec)
+{
+    return sec > 0 ? bytes / sec / WL_BYTES_PER_GB : 0;
+}
 
 double cb_value(int q, size_t i, int it)
 {

@@ -20,6 +20,12 @@ static long long wrong(const cb_args *a, int it)
              cb_typed(cb_reduced(a->size, i, it, a->op), a->type);
     return w;
 }
+/* nccl-tests' AllReduceGetBw: algbw of count elements, busbw = algbw x 2(n-1)/n. */
+static void bw(size_t count, size_t es, double sec, int ranks, double *algbw, double *busbw)
+{
+    *algbw = cb_algbw((double)count * (double)es, sec);
+    *busbw = *algbw * (2.0 * (ranks - 1) / ranks);
+}
 #ifdef CB_HAVE_MPI
 static int run_mpi(const cb_args *a)
 {
@@ -27,5 +33,5 @@ static int run_mpi(const cb_args *a)
                          cb_mpi_op(a->op), MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_allreduce = {"allreduce", "P2_COLL_ALLREDUCE", one, one, init, fill, wrong, 0, 2,
+const cb_coll cb_allreduce = {"allreduce", "P2_COLL_ALLREDUCE", one, one, init, fill, wrong, bw,
                               CB_MPI_FN(run_mpi)};

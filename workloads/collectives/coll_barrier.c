@@ -9,6 +9,13 @@ static tcaresult init(const cb_args *a, p2_request_t *req)
 }
 static void fill(const cb_args *a, int it) { (void)a, (void)it; }
 static long long wrong(const cb_args *a, int it) { (void)a, (void)it; return 0; }
+/* No data (count 0): both bandwidths 0, by the formula of bcast. */
+static void bw(size_t count, size_t es, double sec, int ranks, double *algbw, double *busbw)
+{
+    (void)ranks;
+    *algbw = cb_algbw((double)count * (double)es, sec);
+    *busbw = *algbw;
+}
 #ifdef CB_HAVE_MPI
 static int run_mpi(const cb_args *a)
 {
@@ -16,5 +23,5 @@ static int run_mpi(const cb_args *a)
     return MPI_Barrier(MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_barrier = {"barrier", "P2_COLL_BARRIER", none, none, init, fill, wrong, 0, 0,
+const cb_coll cb_barrier = {"barrier", "P2_COLL_BARRIER", none, none, init, fill, wrong, bw,
                             CB_MPI_FN(run_mpi)};

@@ -18,11 +18,18 @@ static long long wrong(const cb_args *a, int it)
         w += cb_load(a->recv, i, a->type) != cb_value(a->root, i, it);
     return w;
 }
+/* nccl-tests' BroadcastGetBw: algbw of count elements, busbw = algbw. */
+static void bw(size_t count, size_t es, double sec, int ranks, double *algbw, double *busbw)
+{
+    (void)ranks;
+    *algbw = cb_algbw((double)count * (double)es, sec);
+    *busbw = *algbw;
+}
 #ifdef CB_HAVE_MPI
 static int run_mpi(const cb_args *a)
 {
     return MPI_Bcast(a->recv, (int)a->count, cb_mpi_type(a->type), a->root, MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_bcast = {"bcast", "P2_COLL_BCAST", one, one, init, fill, wrong, 0, 0,
+const cb_coll cb_bcast = {"bcast", "P2_COLL_BCAST", one, one, init, fill, wrong, bw,
                           CB_MPI_FN(run_mpi)};

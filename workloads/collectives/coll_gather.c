@@ -20,6 +20,13 @@ static long long wrong(const cb_args *a, int it)
             w += cb_load(a->recv, (size_t)q * a->count + i, a->type) != cb_value(q, i, it);
     return w;
 }
+/* nccl-tests' GatherGetBw: algbw of the gathered size (ranks x count elements),
+ * busbw = algbw x (n-1)/n. */
+static void bw(size_t count, size_t es, double sec, int ranks, double *algbw, double *busbw)
+{
+    *algbw = cb_algbw((double)(count * (size_t)ranks) * (double)es, sec);
+    *busbw = *algbw * ((double)(ranks - 1) / ranks);
+}
 #ifdef CB_HAVE_MPI
 static int run_mpi(const cb_args *a)
 {
@@ -27,5 +34,5 @@ static int run_mpi(const cb_args *a)
                       cb_mpi_type(a->type), a->root, MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_gather = {"gather", "P2_COLL_GATHER", one, all, init, fill, wrong, 0, 1,
+const cb_coll cb_gather = {"gather", "P2_COLL_GATHER", one, all, init, fill, wrong, bw,
                            CB_MPI_FN(run_mpi)};

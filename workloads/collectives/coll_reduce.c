@@ -19,6 +19,13 @@ static long long wrong(const cb_args *a, int it)
              cb_typed(cb_reduced(a->size, i, it, a->op), a->type);
     return w;
 }
+/* nccl-tests' ReduceGetBw: algbw of count elements, busbw = algbw. */
+static void bw(size_t count, size_t es, double sec, int ranks, double *algbw, double *busbw)
+{
+    (void)ranks;
+    *algbw = cb_algbw((double)count * (double)es, sec);
+    *busbw = *algbw;
+}
 #ifdef CB_HAVE_MPI
 static int run_mpi(const cb_args *a)
 {
@@ -26,5 +33,5 @@ static int run_mpi(const cb_args *a)
                       a->root, MPI_COMM_WORLD);
 }
 #endif
-const cb_coll cb_reduce = {"reduce", "P2_COLL_REDUCE", one, one, init, fill, wrong, 0, 0,
+const cb_coll cb_reduce = {"reduce", "P2_COLL_REDUCE", one, one, init, fill, wrong, bw,
                            CB_MPI_FN(run_mpi)};

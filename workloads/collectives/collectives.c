@@ -29,6 +29,7 @@
 #include "colls.h"
 #include "wl_options.h"
 #include "wl_report.h"
+#include "wl_sweep.h"
 #include "wl_tca.h"
 
 #define PROGRAM "collectives"
@@ -63,32 +64,175 @@ static const wl_column columns[NCOLS] = {
 /* The columns a run prints: the MPI ones only with -M. */
 static int shown(int col, int mpi) { return mpi || (col != COL_MPI_AVG && col != COL_MPI_MAX); }
 
-#ifdef CB_HAVE_MPI
-/* One size through MPI, OSU's way: each rank's mean over the timed
- * iterations; the ranks' mean and the slowest at rank 0. */
-static void run_mpi(const cb_coll *coll, cb_args *a, const wl_common_options *o, int check,
-                    double *avg_us, double *max_us, long long *wrong)
+/* ---- The sweep's callbacks (wl_sweep.h) ---------------------------------------- */
+
+/* What the callbacks share: the collective, its arguments, the request of
+ * the size, and the registered words the TCA reductions go through. */
+typedef struct cb_sweep {
+    const cb_coll *coll;
+    cb_args a;
+    size_t es;
+    const char *algo;             /* -a, "" for the cost model's choice */
+    const wl_common_options *o;
+    int mpi;                      /* -M */
+    p2_request_t req;
+    double *times, *longest, *summed;
+    long long *wrongs;
+    double mpi_avg_us, mpi_max_us; /* the size through MPI */
+    char *error;                  /* why setup refused the size */
+    size_t error_size;
+} cb_sweep;
+
+static double tca_clock(void) { return p2_wtime(); }
+
+static void tca_sync(void *ctx)
 {
-    double sum = 0;
-    for (int it = 0; it < o->warmup + o->iterations; it++) {
-        if (check)
-            coll->fill(a, it);
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        coll->mpi(a);
-        double t = MPI_Wtime() - t0;
-        if (check)
-            *wrong += coll->wrong(a, it);
-        if (it >= o->warmup)
-            sum += t;
+    (void)ctx;
+    WL_TCA(p2_barrier(P2_COMM_WORLD));
+}
+
+/* Every rank gets the slowest (and the summed) time of each iteration. */
+static double tca_reduce(void *ctx, double value, wl_sweep_op op)
+{
+    cb_sweep *s = ctx;
+    double *out = op == WL_SWEEP_MAX ? s->longest : s->summed;
+    *s->times = value;
+    WL_TCA(p2_allreduce(s->times, out, 1, TCA_DOUBLE, op == WL_SWEEP_MAX ? TCA_OP_MAX : TCA_OP_SUM,
+                        P2_COMM_WORLD));
+    return *out;
+}
+
+/* The wrong elements of every rank, at rank 0. */
+static uint64_t tca_sum_wrong(void *ctx, uint64_t wrong)
+{
+    cb_sweep *s = ctx;
+    s->wrongs[0] = (long long)wrong;
+    WL_TCA(p2_reduce(s->wrongs, s->wrongs + 1, 1, TCA_LONG_LONG, TCA_OP_SUM, 0, P2_COMM_WORLD));
+    return (uint64_t)s->wrongs[1];
+}
+
+/* One persistent request per size: p2_<coll>_init once, p2_start per
+ * iteration. */
+static int tca_setup(void *ctx, const wl_sweep_size *size)
+{
+    cb_sweep *s = ctx;
+    s->a.count = size->bytes / s->es;
+    tcaresult ir = s->coll->init(&s->a, &s->req);
+    if (ir == TCA_ERROR_NOT_SUPPORTED && *s->algo) {
+        /* Every rank gets the same status (p2coll.h), so every rank stops. */
+        snprintf(s->error, s->error_size,
+                 "-a: %s has no algorithm '%s' that runs %zu bytes on %d ranks", s->coll->name,
+                 s->algo, s->a.count * s->es, s->a.size);
+        return WL_EXIT_USAGE;
     }
-    double mine = sum / o->iterations, total = 0, slowest = 0;
-    MPI_Reduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    *avg_us = total / a->size * WL_US_PER_S;
-    *max_us = slowest * WL_US_PER_S;
+    WL_TCA(ir);
+    return 0;
+}
+
+static void fill_inputs(void *ctx, wl_sweep_iteration *it)
+{
+    cb_sweep *s = ctx;
+    if (s->o->check)
+        s->coll->fill(&s->a, it->index);
+}
+
+static int tca_run(void *ctx, wl_sweep_iteration *it)
+{
+    cb_sweep *s = ctx;
+    (void)it;
+    WL_TCA(p2_start(s->req));
+    WL_TCA(p2_wait(s->req));
+    return WL_SWEEP_RAN;
+}
+
+static void count_wrong(void *ctx, wl_sweep_iteration *it)
+{
+    cb_sweep *s = ctx;
+    if (it->check)
+        it->wrong += (uint64_t)s->coll->wrong(&s->a, it->index);
+}
+
+#ifdef CB_HAVE_MPI
+static double mpi_clock(void) { return MPI_Wtime(); }
+
+static void mpi_sync(void *ctx)
+{
+    (void)ctx;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* OSU's figures: the ranks' sum and the slowest, at rank 0. */
+static double mpi_reduce(void *ctx, double value, wl_sweep_op op)
+{
+    (void)ctx;
+    double out = 0;
+    MPI_Reduce(&value, &out, 1, MPI_DOUBLE, op == WL_SWEEP_MAX ? MPI_MAX : MPI_SUM, 0,
+               MPI_COMM_WORLD);
+    return out;
+}
+
+static int mpi_run(void *ctx, wl_sweep_iteration *it)
+{
+    cb_sweep *s = ctx;
+    (void)it;
+    s->coll->mpi(&s->a);
+    return WL_SWEEP_RAN;
+}
+
+/* After the TCA iterations: the same size through MPI, OSU's way (each
+ * rank's mean over the timed iterations; the ranks' mean and the slowest at
+ * rank 0). Its wrong elements count with the size's. */
+static void mpi_after(void *ctx, wl_sweep_result *result)
+{
+    cb_sweep *s = ctx;
+    if (!s->mpi)
+        return;
+    const wl_sweep_config config = {
+        .iterations = s->o->iterations, .warmup = s->o->warmup, .timing = WL_SWEEP_TIME_EACH,
+        .across = WL_SWEEP_ACROSS_MEAN_MAX, .ranks = s->a.size, .timer = 1,
+        .check = s->o->check, .check_warmup = 1};
+    const wl_sweep_transport mpi = {mpi_clock, mpi_sync, mpi_reduce, NULL};
+    const wl_sweep_ops ops = {.prepare = fill_inputs, .run = mpi_run, .check = count_wrong};
+    wl_sweep_result r;
+    wl_sweep_measure(&config, &mpi, &ops, s, &result->size, &r);
+    s->mpi_avg_us = r.avg_s * WL_US_PER_S;
+    s->mpi_max_us = r.max_s * WL_US_PER_S;
+    result->wrong += r.wrong;
 }
 #endif
+
+/* Rank 0: time_us the slowest rank's (mean over the iterations), avg_us the
+ * ranks' mean; the MPI columns only with -M. */
+static void tca_row(void *ctx, const wl_sweep_result *r, wl_cell *row)
+{
+    cb_sweep *s = ctx;
+    double t = r->max_s, algbw, busbw;
+    s->coll->bw(s->a.count, s->es, t, s->a.size, &algbw, &busbw);
+    const wl_cell cells[NCOLS] = {
+        [COL_COLL] = {.text = s->coll->name},
+        [COL_BYTES] = {.integer = (int64_t)(s->a.count * s->es)},
+        [COL_COUNT] = {.integer = (int64_t)s->a.count},
+        [COL_ALGO] = {.text = p2_request_algorithm(s->req)},
+        [COL_TIME] = {.real = t * WL_US_PER_S},
+        [COL_AVG] = {.real = r->avg_s * WL_US_PER_S},
+        [COL_ALGBW] = {.real = algbw},
+        [COL_BUSBW] = {.real = busbw},
+        [COL_MPI_AVG] = {.real = s->mpi_avg_us},
+        [COL_MPI_MAX] = {.real = s->mpi_max_us},
+        [COL_WRONG] = {.integer = (int64_t)r->wrong},
+    };
+    int n = 0;
+    for (int c = 0; c < NCOLS; c++)
+        if (shown(c, s->mpi))
+            row[n++] = cells[c];
+}
+
+static void tca_teardown(void *ctx, const wl_sweep_size *size)
+{
+    cb_sweep *s = ctx;
+    (void)size;
+    WL_TCA(p2_request_free(&s->req));
+}
 
 static int usage_failure(const wl_program *program, const char *message)
 {
@@ -203,79 +347,30 @@ int main(int argc, char **argv)
                            "rank's mean, mpi_avg_us over the ranks, mpi_max_us the slowest",
                            coll->name[0] - 'a' + 'A', coll->name + 1);
     }
-    long long total_wrong = 0;
-    uint64_t bytes = coll == &cb_barrier ? 0 : o.min_bytes;
-    for (;;) {
-        a.count = bytes / es;
-        p2_request_t req;
-        tcaresult ir = coll->init(&a, &req);
-        if (ir == TCA_ERROR_NOT_SUPPORTED && *algo) {
-            /* Every rank gets the same status (p2coll.h), so every rank stops. */
-            snprintf(error, sizeof error,
-                     "-a: %s has no algorithm '%s' that runs %zu bytes on %d ranks", coll->name,
-                     algo, a.count * es, size);
-            wl_report_discard(report);
-            return usage_failure(&program, error);
-        }
-        WL_TCA(ir);
-        double sum = 0, sum_avg = 0;
-        long long wrong = 0;
-        for (int it = 0; it < o.warmup + o.iterations; it++) {
-            if (o.check)
-                coll->fill(&a, it);
-            WL_TCA(p2_barrier(P2_COMM_WORLD));
-            double t0 = p2_wtime();
-            WL_TCA(p2_start(req));
-            WL_TCA(p2_wait(req));
-            *times = p2_wtime() - t0;
-            if (o.check)
-                wrong += coll->wrong(&a, it);
-            WL_TCA(p2_allreduce(times, longest, 1, TCA_DOUBLE, TCA_OP_MAX, P2_COMM_WORLD));
-            WL_TCA(p2_allreduce(times, summed, 1, TCA_DOUBLE, TCA_OP_SUM, P2_COMM_WORLD));
-            if (it >= o.warmup) {
-                sum += *longest;
-                sum_avg += *summed / size;
-            }
-        }
-        double mpi_avg = 0, mpi_max = 0;
+    /* Barrier: one size, no data. */
+    const int barrier = coll == &cb_barrier;
+    const wl_sweep_config config = {
+        .min_bytes = barrier ? 0 : o.min_bytes, .max_bytes = barrier ? 0 : o.max_bytes,
+        .factor = o.factor, .iterations = o.iterations, .warmup = o.warmup,
+        .timing = WL_SWEEP_TIME_EACH, .across = WL_SWEEP_ACROSS_EACH, .ranks = size, .timer = 1,
+        .check = o.check, .check_warmup = 1};
+    const wl_sweep_transport tca = {tca_clock, tca_sync, tca_reduce, tca_sum_wrong};
+    const wl_sweep_ops ops = {.setup = tca_setup,
+                              .prepare = fill_inputs,
+                              .run = tca_run,
+                              .check = count_wrong,
 #ifdef CB_HAVE_MPI
-        if (mpi)
-            run_mpi(coll, &a, &o, o.check, &mpi_avg, &mpi_max, &wrong);
+                              .after = mpi_after,
 #endif
-        wrongs[0] = wrong;
-        WL_TCA(p2_reduce(wrongs, wrongs + 1, 1, TCA_LONG_LONG, TCA_OP_SUM, 0, P2_COMM_WORLD));
-        if (rank == 0) {
-            double t = sum / o.iterations;
-            double moved =
-                (double)(coll->factor_kind == 1 ? a.count * (size_t)size : a.count) * (double)es;
-            double factor = coll->factor_kind == 2 ? 2.0 * (size - 1) / size
-                            : coll->factor_kind == 1 ? (double)(size - 1) / size : 1.0;
-            double algbw = t > 0 ? moved / t / WL_BYTES_PER_GB : 0;
-            const wl_cell cells[NCOLS] = {
-                [COL_COLL] = {.text = coll->name},
-                [COL_BYTES] = {.integer = (int64_t)(a.count * es)},
-                [COL_COUNT] = {.integer = (int64_t)a.count},
-                [COL_ALGO] = {.text = p2_request_algorithm(req)},
-                [COL_TIME] = {.real = t * WL_US_PER_S},
-                [COL_AVG] = {.real = sum_avg / o.iterations * WL_US_PER_S},
-                [COL_ALGBW] = {.real = algbw},
-                [COL_BUSBW] = {.real = algbw * factor},
-                [COL_MPI_AVG] = {.real = mpi_avg},
-                [COL_MPI_MAX] = {.real = mpi_max},
-                [COL_WRONG] = {.integer = wrongs[1]},
-            };
-            wl_cell row[NCOLS];
-            int n = 0;
-            for (int c = 0; c < NCOLS; c++)
-                if (shown(c, mpi))
-                    row[n++] = cells[c];
-            wl_report_row(report, row);
-            total_wrong += wrongs[1];
-        }
-        WL_TCA(p2_request_free(&req));
-        if (coll == &cb_barrier || bytes > o.max_bytes / (uint64_t)o.factor)
-            break;
-        bytes *= (uint64_t)o.factor;
+                              .row = tca_row,
+                              .teardown = tca_teardown};
+    cb_sweep sweep = {.coll = coll, .a = a, .es = es, .algo = algo, .o = &o, .mpi = mpi,
+                      .times = times, .longest = longest, .summed = summed, .wrongs = wrongs,
+                      .error = error, .error_size = sizeof error};
+    uint64_t total_wrong = 0;
+    if (wl_sweep_run(&config, &tca, &ops, &sweep, report, &total_wrong) != 0) {
+        wl_report_discard(report);
+        return usage_failure(&program, error);
     }
 #ifdef CB_HAVE_MPI
     if (mpi)
@@ -286,7 +381,7 @@ int main(int argc, char **argv)
         if (wl_report_close(report) != 0)
             status = WL_EXIT_FAILURE;
         if (total_wrong) {
-            fprintf(stderr, "%s: %lld wrong elements\n", PROGRAM, total_wrong);
+            fprintf(stderr, "%s: %lld wrong elements\n", PROGRAM, (long long)total_wrong);
             status = WL_EXIT_FAILURE;
         }
     }

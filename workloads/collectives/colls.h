@@ -1,8 +1,8 @@
 /*
  * colls.h - what the collectives benchmark knows of each collective (one
  * small file each: coll_<name>.c): its byte counts, how to run it as a
- * persistent request, how to fill its inputs and count wrong outputs, and the
- * bus bandwidth factor of nccl-tests.
+ * persistent request, how to fill its inputs and count wrong outputs, and its
+ * algorithm and bus bandwidth as nccl-tests computes them (getBw).
  */
 #ifndef COLLS_H
 #define COLLS_H
@@ -29,8 +29,11 @@ typedef struct cb_coll {
     /* Inputs for iteration `it`; wrong output elements after it. */
     void (*fill)(const cb_args *a, int it);
     long long (*wrong)(const cb_args *a, int it);
-    double busbw_factor_num; /* busbw = algbw * factor(size) */
-    int factor_kind;         /* 0: 1; 1: (n-1)/n; 2: 2(n-1)/n */
+    /* The bandwidths of a call of `count` elements of `es` bytes per rank
+     * on `ranks` ranks taking `sec` seconds (GB/s; 0 for no time): algbw =
+     * the bytes the collective is sized by / sec, busbw = algbw x the
+     * collective's nccl-tests factor. */
+    void (*bw)(size_t count, size_t es, double sec, int ranks, double *algbw, double *busbw);
     /* The same collective through MPI on the same buffers (MPI_SUCCESS or
      * MPI's error); NULL in a build without MPI. */
     int (*mpi)(const cb_args *a);
@@ -49,6 +52,9 @@ MPI_Op cb_mpi_op(tcaOp op);
 
 extern const cb_coll cb_barrier, cb_bcast, cb_scatter, cb_gather, cb_reduce, cb_allgather,
     cb_allreduce;
+
+/* `bytes` / `sec` in GB/s; 0 when sec is not positive. */
+double cb_algbw(double bytes, double sec);
 
 /* Element i of rank q's data for iteration it: a small integer, exact in
  * every type and under every reduction of 16 ranks. */

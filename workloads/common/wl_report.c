@@ -202,6 +202,11 @@ static void csv_field(FILE *f, const char *text)
     fputc('"', f);
 }
 
+size_t wl_report_columns(const wl_report *report)
+{
+    return report->column_count;
+}
+
 void wl_report_row(wl_report *report, const wl_cell *cells)
 {
     wl_report *r = report;

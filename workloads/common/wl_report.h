@@ -65,6 +65,9 @@ void wl_report_meta(wl_report *report, const char *key, const char *format, ...)
 void wl_report_note(wl_report *report, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The report's number of columns. */
+size_t wl_report_columns(const wl_report *report);
+
 /* One row: cells[i] for column i. */
 void wl_report_row(wl_report *report, const wl_cell *cells);
 

@@ -20,12 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fmpl.h"
 #include "p2.h"
 #include "wl_options.h"
 #include "wl_report.h"
+#include "wl_sweep.h"
 
 #define PROGRAM "fmpl_coll"
 
@@ -54,13 +54,6 @@ static const wl_column columns[COLUMN_COUNT] = {
 };
 
 static int me, np;
-
-static double wall_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int fail(const char *what, int ier)
 {
@@ -139,6 +132,79 @@ static uint64_t run_once(int op, uint8_t *buf, double *dbuf, double *work, size_
     return bad;
 }
 
+/* ---- The sweep's callbacks (wl_sweep.h) ----------------------------------------- */
+
+typedef struct fc_sweep {
+    int op;
+    int hw; /* hardware collectives allowed */
+    uint8_t *buf;
+    double *dbuf, *work;
+    double *stat, *swork; /* the reductions of the times and the wrong elements */
+} fc_sweep;
+
+static double clock_s(void) { return p2_wtime(); }
+
+/* Before the timed span: every rank starts it together. */
+static void barrier(void *ctx)
+{
+    (void)ctx;
+    int ier;
+    fmpl_barrier(FMPL_COMM_WORLD, &ier);
+}
+
+/* The slowest rank's mean time (fmpl_allreduce with fmpl_dmax). */
+static double reduce_max(void *ctx, double value, wl_sweep_op op)
+{
+    fc_sweep *s = ctx;
+    (void)op;
+    int ier;
+    s->stat[0] = value;
+    fmpl_allreduce(s->stat, 1, fmpl_dmax, FMPL_COMM_WORLD, s->swork, &ier);
+    return s->stat[0];
+}
+
+static uint64_t sum_wrong(void *ctx, uint64_t wrong)
+{
+    fc_sweep *s = ctx;
+    int ier;
+    s->stat[0] = (double)wrong;
+    fmpl_allreduce(s->stat, 1, fmpl_dsum, FMPL_COMM_WORLD, s->swork, &ier);
+    return (uint64_t)s->stat[0];
+}
+
+/* One call; a refused hardware broadcast ends the size. */
+static int call_once(void *ctx, wl_sweep_iteration *it)
+{
+    fc_sweep *s = ctx;
+    int ier = FMPL_SUCCESS;
+    it->wrong += run_once(s->op, s->buf, s->dbuf, s->work, (size_t)it->size->bytes, it->index,
+                          it->check, &ier);
+    if (s->op == OP_HBCAST && ier == FMPL_ERR_HW_NOT_ALLOWED)
+        return WL_SWEEP_REFUSED;
+    if (ier != FMPL_SUCCESS)
+        fail(op_names[s->op], ier);
+    return WL_SWEEP_RAN;
+}
+
+static void report_size(void *ctx, const wl_sweep_result *r, wl_cell *row)
+{
+    const fc_sweep *s = ctx;
+    const uint64_t b = r->size.bytes;
+    const double t = r->max_s;
+    const char *algo = s->op == OP_HBCAST ? (r->refused ? "refused" : "hardware")
+                       : s->op == OP_BARRIER ? (s->hw ? "hardware" : "tree")
+                                             : "tree";
+    row[COL_OP].text = op_names[s->op];
+    row[COL_ALGO].text = algo;
+    row[COL_RANKS].integer = np;
+    row[COL_BYTES].integer = (int64_t)b;
+    row[COL_ITERS].integer = r->refused ? 0 : r->size.iterations;
+    row[COL_TIME].real = t * 1e6;
+    row[COL_BW].real = t > 0 && b ? (double)b / t / 1e6 : 0;
+    row[COL_ERRORS].integer = (int64_t)r->wrong;
+    row[COL_WALL].real = r->wall_s;
+}
+
 int main(int argc, char **argv)
 {
     wl_common_options o;
@@ -187,56 +253,24 @@ int main(int argc, char **argv)
         wl_report_meta(report, "iterations", "%d timed + %d warm-up", o.iterations, o.warmup);
         wl_report_meta(report, "time", "mean per call, the largest over the ranks (simulated)");
     }
+    /* Each collective a sweep (a barrier: one size, no data). Each rank
+     * times its timed calls as one span after a barrier; the row has the
+     * largest mean over the ranks and the wrong elements of all. */
+    const wl_sweep_transport transport = {clock_s, barrier, reduce_max, sum_wrong};
+    const wl_sweep_ops ops = {.run = call_once, .row = report_size};
+    fc_sweep sweep = {.hw = hw, .buf = buf, .dbuf = dbuf, .work = work, .stat = stat,
+                      .swork = swork};
     uint64_t wrong_total = 0;
     for (int op = 0; op < OP_COUNT; op++) {
         if (!run[op])
             continue;
-        for (uint64_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= (uint64_t)o.factor) {
-            const uint64_t b = op == OP_BARRIER ? 0 : bytes;
-            double wall0 = wall_seconds(), t0 = 0;
-            uint64_t bad = 0;
-            int refused = 0;
-            for (int it = -o.warmup; it < o.iterations; it++) {
-                if (it == 0) {
-                    fmpl_barrier(FMPL_COMM_WORLD, &ier);
-                    t0 = p2_wtime();
-                }
-                bad += run_once(op, buf, dbuf, work, b, it + o.warmup, o.check, &ier);
-                if (op == OP_HBCAST && ier == FMPL_ERR_HW_NOT_ALLOWED) {
-                    refused = 1;
-                    break;
-                }
-                if (ier != FMPL_SUCCESS)
-                    fail(op_names[op], ier);
-            }
-            stat[0] = refused ? 0 : (p2_wtime() - t0) / o.iterations;
-            stat[1] = (double)bad;
-            fmpl_allreduce(stat, 1, fmpl_dmax, FMPL_COMM_WORLD, swork, &ier);
-            double t = stat[0];
-            stat[0] = (double)bad;
-            fmpl_allreduce(stat, 1, fmpl_dsum, FMPL_COMM_WORLD, swork, &ier);
-            uint64_t errors = (uint64_t)stat[0];
-            wrong_total += errors;
-            if (me == 0) {
-                const char *algo = op == OP_HBCAST ? (refused ? "refused" : "hardware")
-                                   : op == OP_BARRIER ? (hw ? "hardware" : "tree")
-                                                      : "tree";
-                wl_cell row[COLUMN_COUNT] = {
-                    [COL_OP] = {.text = op_names[op]},
-                    [COL_ALGO] = {.text = algo},
-                    [COL_RANKS] = {.integer = np},
-                    [COL_BYTES] = {.integer = (int64_t)b},
-                    [COL_ITERS] = {.integer = refused ? 0 : o.iterations},
-                    [COL_TIME] = {.real = t * 1e6},
-                    [COL_BW] = {.real = t > 0 && b ? (double)b / t / 1e6 : 0},
-                    [COL_ERRORS] = {.integer = (int64_t)errors},
-                    [COL_WALL] = {.real = wall_seconds() - wall0},
-                };
-                wl_report_row(report, row);
-            }
-            if (op == OP_BARRIER || bytes == o.max_bytes)
-                break;
-        }
+        const wl_sweep_config config = {
+            .min_bytes = op == OP_BARRIER ? 0 : o.min_bytes,
+            .max_bytes = op == OP_BARRIER ? 0 : o.max_bytes, .factor = o.factor,
+            .iterations = o.iterations, .warmup = o.warmup, .timing = WL_SWEEP_TIME_SPAN,
+            .across = WL_SWEEP_ACROSS_MAX, .timer = 1, .check = o.check, .check_warmup = 1};
+        sweep.op = op;
+        wl_sweep_run(&config, &transport, &ops, &sweep, report, &wrong_total);
     }
     fmpl_finalize(&ier);
     if (ier != FMPL_SUCCESS)

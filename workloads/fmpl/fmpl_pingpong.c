@@ -21,12 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fmpl.h"
 #include "p2.h"
 #include "wl_options.h"
 #include "wl_report.h"
+#include "wl_sweep.h"
 
 #define PROGRAM "fmpl_pingpong"
 #define SLOT 0
@@ -51,13 +51,6 @@ static const wl_column columns[COLUMN_COUNT] = {
     [COL_WALL] = {"wall_s", WL_COLUMN_REAL, 8, 3},
 };
 
-static double wall_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int fail(const char *what, int ier)
 {
     fprintf(stderr, "%s: rank %d: %s: %s\n", PROGRAM, fmpl_myrank(), what, fmpl_error_string(ier));
@@ -65,6 +58,65 @@ static int fail(const char *what, int ier)
 }
 
 static uint8_t pattern(uint64_t i, uint64_t iter) { return (uint8_t)(i * 131u + iter * 7u + 1u); }
+
+/* ---- The sweep's callbacks (wl_sweep.h) ----------------------------------------- */
+
+typedef struct fp_sweep {
+    int pinger; /* this rank is A */
+    int peer;
+    uint8_t *buf;
+} fp_sweep;
+
+static double clock_s(void) { return p2_wtime(); }
+
+/* One round trip; A's message changes every iteration and the echo is
+ * checked byte for byte (in the timed span: it times all its iterations as
+ * one). A failed call ends the rank. */
+static int round_trip(void *ctx, wl_sweep_iteration *it)
+{
+    fp_sweep *s = ctx;
+    uint64_t bytes = it->size->bytes;
+    uint8_t *buf = s->buf;
+    int ier;
+    if (s->pinger) {
+        if (it->check)
+            for (uint64_t i = 0; i < bytes; i++)
+                buf[i] = pattern(i, (uint64_t)it->index);
+        fmpl_send(buf, bytes, s->peer, SLOT, &ier);
+        if (ier != FMPL_SUCCESS)
+            exit(fail("fmpl_send", ier));
+        if (it->check)
+            memset(buf, 0, bytes);
+        fmpl_recv(buf, bytes, s->peer, SLOT, &ier);
+        if (ier != FMPL_SUCCESS)
+            exit(fail("fmpl_recv", ier));
+        if (it->check)
+            for (uint64_t i = 0; i < bytes; i++)
+                it->wrong += buf[i] != pattern(i, (uint64_t)it->index);
+    } else {
+        fmpl_recv(buf, bytes, s->peer, SLOT, &ier);
+        if (ier != FMPL_SUCCESS)
+            exit(fail("fmpl_recv", ier));
+        fmpl_send(buf, bytes, s->peer, SLOT, &ier);
+        if (ier != FMPL_SUCCESS)
+            exit(fail("fmpl_send", ier));
+    }
+    return WL_SWEEP_RAN;
+}
+
+/* A's row: latency half the mean round trip, throughput size / latency. */
+static void report_size(void *ctx, const wl_sweep_result *r, wl_cell *row)
+{
+    (void)ctx;
+    uint64_t bytes = r->size.bytes;
+    double lat = r->total_s / (2.0 * r->size.iterations);
+    row[COL_BYTES].integer = (int64_t)bytes;
+    row[COL_ITERS].integer = r->size.iterations;
+    row[COL_LATENCY].real = lat * WL_US_PER_S;
+    row[COL_BANDWIDTH].real = (double)bytes / lat / 1e6;
+    row[COL_ERRORS].integer = (int64_t)r->wrong;
+    row[COL_WALL].real = r->wall_s;
+}
 
 int main(int argc, char **argv)
 {
@@ -115,58 +167,19 @@ int main(int argc, char **argv)
     uint64_t wrong = 0;
     int status = WL_EXIT_OK;
     if (me == a || me == b) {
-        int peer = me == a ? b : a;
-        for (uint64_t bytes = o.min_bytes;; bytes *= (uint64_t)o.factor) {
-            if (bytes > o.max_bytes)
-                break;
-            int iters = bytes > LARGE_MESSAGE_BYTES ? (o.iterations + LARGE_MESSAGE_DIVISOR - 1) / LARGE_MESSAGE_DIVISOR
-                                                    : o.iterations;
-            int warm = bytes > LARGE_MESSAGE_BYTES ? (o.warmup ? 1 : 0) : o.warmup;
-            double wall0 = wall_seconds(), t0 = 0;
-            uint64_t bad = 0;
-            for (int it = -warm; it < iters; it++) {
-                if (it == 0)
-                    t0 = p2_wtime();
-                if (me == a) {
-                    if (o.check)
-                        for (uint64_t i = 0; i < bytes; i++)
-                            buf[i] = pattern(i, (uint64_t)(it + warm));
-                    fmpl_send(buf, bytes, peer, SLOT, &ier);
-                    if (ier != FMPL_SUCCESS)
-                        return fail("fmpl_send", ier);
-                    if (o.check)
-                        memset(buf, 0, bytes);
-                    fmpl_recv(buf, bytes, peer, SLOT, &ier);
-                    if (ier != FMPL_SUCCESS)
-                        return fail("fmpl_recv", ier);
-                    if (o.check)
-                        for (uint64_t i = 0; i < bytes; i++)
-                            bad += buf[i] != pattern(i, (uint64_t)(it + warm));
-                } else {
-                    fmpl_recv(buf, bytes, peer, SLOT, &ier);
-                    if (ier != FMPL_SUCCESS)
-                        return fail("fmpl_recv", ier);
-                    fmpl_send(buf, bytes, peer, SLOT, &ier);
-                    if (ier != FMPL_SUCCESS)
-                        return fail("fmpl_send", ier);
-                }
-            }
-            if (me == a) {
-                double lat = (p2_wtime() - t0) / (2.0 * iters);
-                wl_cell row[COLUMN_COUNT] = {
-                    [COL_BYTES] = {.integer = (int64_t)bytes},
-                    [COL_ITERS] = {.integer = iters},
-                    [COL_LATENCY] = {.real = lat * WL_US_PER_S},
-                    [COL_BANDWIDTH] = {.real = (double)bytes / lat / 1e6},
-                    [COL_ERRORS] = {.integer = (int64_t)bad},
-                    [COL_WALL] = {.real = wall_seconds() - wall0},
-                };
-                wl_report_row(report, row);
-                wrong += bad;
-            }
-            if (bytes == o.max_bytes)
-                break;
-        }
+        /* A times the timed iterations as one span; above 1M a tenth of the
+         * iterations (rounded up) and one warm-up. */
+        const wl_sweep_config config = {
+            .min_bytes = o.min_bytes, .max_bytes = o.max_bytes, .factor = o.factor,
+            .iterations = o.iterations, .warmup = o.warmup,
+            .large_bytes = LARGE_MESSAGE_BYTES, .large_divisor = LARGE_MESSAGE_DIVISOR,
+            .large_iterations = WL_SWEEP_SCALE_UP, .large_warmup = WL_SWEEP_SCALE_ONE,
+            .timing = WL_SWEEP_TIME_SPAN, .across = WL_SWEEP_ACROSS_NONE, .timer = me == a,
+            .check = o.check, .check_warmup = 1};
+        const wl_sweep_transport transport = {.clock = clock_s};
+        const wl_sweep_ops ops = {.run = round_trip, .row = report_size};
+        fp_sweep sweep = {.pinger = me == a, .peer = me == a ? b : a, .buf = buf};
+        wl_sweep_run(&config, &transport, &ops, &sweep, report, &wrong);
     }
     fmpl_finalize(&ier);
     if (ier != FMPL_SUCCESS)

@@ -42,6 +42,7 @@
 
 #include "wl_options.h"
 #include "wl_report.h"
+#include "wl_sweep.h"
 
 #define PROGRAM "osu_mpi"
 #define WINDOW 64
@@ -149,6 +150,278 @@ static int64_t buf_wrong(const unsigned char *b, size_t n, int who, int it, doub
 #endif
 }
 
+/* ---- The sweep's callbacks (wl_sweep.h) ----------------------------------------- */
+
+enum { C_BCAST, C_ALLREDUCE, C_ALLTOALL, C_ALLGATHER, C_BARRIER, C_REDUCE, C_GATHER, C_SCATTER };
+
+typedef struct osu_sweep {
+    int rank, size;
+    int latency;     /* -m latency (else bw) */
+    int coll;        /* C_*, or -1 for latency and bw */
+    int dbl;         /* -t double */
+    MPI_Datatype elem;
+    size_t es;       /* bytes of an element of allreduce and reduce */
+    int check;       /* -c */
+    unsigned char *s, *r;   /* the buffers (host or GPU) */
+    unsigned char *hs, *hr; /* the collectives' host images of s and r */
+} osu_sweep;
+
+static double clock_s(void) { return MPI_Wtime(); }
+
+/* ---- latency and bw: ranks 0 and 1 -------------------------------------------- */
+
+/* osu_latency: rank 0 sends, rank 1 echoes; osu_bw: a window of 64 messages,
+ * then a 4-byte acknowledgement. The timed span covers every timed
+ * iteration; the cudaMemcpy of GPU buffers' pattern goes to it->excluded. */
+static int p2p_iteration(void *ctx, wl_sweep_iteration *it)
+{
+    osu_sweep *o = ctx;
+    size_t n = (size_t)it->size->bytes;
+    int peer = 1 - o->rank;
+    unsigned char *s = o->s, *r = o->r;
+    if (o->latency) {
+        if (o->rank == 0) {
+            if (o->check)
+                buf_fill(s, n, 0, it->index, &it->excluded);
+            MPI_Send(s, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+            MPI_Recv(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (it->check)
+                it->wrong += (uint64_t)buf_wrong(r, n, 0, it->index, &it->excluded);
+        } else {
+            MPI_Recv(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+        }
+        return WL_SWEEP_RAN;
+    }
+    MPI_Request q[WINDOW];
+    if (o->rank == 0) {
+        if (o->check)
+            buf_fill(s, n, 0, it->index, &it->excluded);
+        for (int w = 0; w < WINDOW; w++)
+            MPI_Isend(s, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &q[w]);
+        MPI_Waitall(WINDOW, q, MPI_STATUSES_IGNORE);
+        MPI_Recv(r, 4, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        for (int w = 0; w < WINDOW; w++)
+            MPI_Irecv(r, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &q[w]);
+        MPI_Waitall(WINDOW, q, MPI_STATUSES_IGNORE);
+        /* GPU buffers: rank 1's copy-out would delay the acknowledgement
+         * rank 0 times, so the last window is checked after the loop. */
+        if (it->check && !on_gpu)
+            it->wrong += (uint64_t)buf_wrong(r, n, 0, it->index, &it->excluded);
+        MPI_Send(s, 4, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
+    }
+    return WL_SWEEP_RAN;
+}
+
+/* bw on GPU buffers: rank 1 checks the last window now. */
+static void p2p_after(void *ctx, wl_sweep_result *result)
+{
+    osu_sweep *o = ctx;
+    const wl_sweep_size *size = &result->size;
+    if (on_gpu && o->check && o->rank == 1 && !o->latency && size->iterations > 0) {
+        double ignored = 0;
+        result->wrong += (uint64_t)buf_wrong(o->r, (size_t)size->bytes, 0,
+                                             size->warmup + size->iterations - 1, &ignored);
+    }
+}
+
+/* Rank 1's wrong bytes to rank 0. */
+static uint64_t p2p_sum_wrong(void *ctx, uint64_t wrong)
+{
+    osu_sweep *o = ctx;
+    int64_t bad = (int64_t)wrong, allbad = 0;
+    if (o->rank == 1)
+        MPI_Send(&bad, 1, MPI_INT64_T, 0, 9, MPI_COMM_WORLD);
+    else
+        MPI_Recv(&allbad, 1, MPI_INT64_T, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return (uint64_t)(bad + allbad);
+}
+
+/* Rank 0: latency half the round trip (bw: the time of a window), and the
+ * bandwidth of the bytes it moved. */
+static void p2p_row(void *ctx, const wl_sweep_result *res, wl_cell *c)
+{
+    osu_sweep *o = ctx;
+    uint64_t n = res->size.bytes;
+    int iters = res->size.iterations;
+    double elapsed = res->total_s;
+    double lat = o->latency ? elapsed / (2.0 * iters) : elapsed / iters;
+    double bytes = o->latency ? (double)n : (double)n * WINDOW;
+    c[0].integer = (int64_t)n;
+    c[1].real = (o->latency ? lat : elapsed / iters) * WL_US_PER_S;
+    c[2].real = bytes / lat / WL_BYTES_PER_GB;
+    c[3].integer = (int64_t)res->wrong;
+}
+
+/* ---- The collectives: every rank ------------------------------------------------ */
+
+static void mpi_barrier(void *ctx)
+{
+    (void)ctx;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* OSU's figures: the ranks' sum and the slowest, at rank 0. */
+static double mpi_reduce(void *ctx, double value, wl_sweep_op op)
+{
+    (void)ctx;
+    double out = 0;
+    MPI_Reduce(&value, &out, 1, MPI_DOUBLE, op == WL_SWEEP_MAX ? MPI_MAX : MPI_SUM, 0,
+               MPI_COMM_WORLD);
+    return out;
+}
+
+static uint64_t mpi_sum_wrong(void *ctx, uint64_t wrong)
+{
+    (void)ctx;
+    int64_t bad = (int64_t)wrong, allbad = 0;
+    MPI_Reduce(&bad, &allbad, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    return (uint64_t)allbad;
+}
+
+/* As OSU's collective tests: a barrier before every call and each call
+ * timed on its own, so no call overlaps the next (an eager broadcast's root
+ * would otherwise run ahead). The data goes in before the barrier and is
+ * checked after the call, so GPU buffers' cudaMemcpy stays out of the
+ * timing. */
+static void coll_inputs(void *ctx, wl_sweep_iteration *iter)
+{
+    osu_sweep *o = ctx;
+    size_t n = (size_t)iter->size->bytes, all = n * (size_t)o->size;
+    int cnt = (int)(n / o->es), rank = o->rank, size = o->size, it = iter->index;
+    unsigned char *s = o->s, *r = o->r, *hs = o->hs, *hr = o->hr;
+    switch (o->coll) {
+    case C_BCAST:
+        if (rank == 0 && o->check) {
+            fill(hr, n, 0, it);
+            to_dev(r, hr, n);
+        }
+        break;
+    case C_ALLREDUCE:
+    case C_REDUCE:
+        for (int i = 0; i < cnt; i++) {
+            if (o->dbl)
+                ((double *)hs)[i] = rank + it + i;
+            else
+                ((int32_t *)hs)[i] = rank + it + i;
+        }
+        to_dev(s, hs, (size_t)cnt * o->es);
+        break;
+    case C_ALLTOALL:
+        for (int q = 0; q < size && o->check; q++)
+            fill(hs + (size_t)q * n, n, rank * size + q, it);
+        if (o->check)
+            to_dev(s, hs, all);
+        break;
+    case C_ALLGATHER:
+    case C_GATHER:
+        if (o->check) {
+            fill(hs, n, rank, it);
+            to_dev(s, hs, n);
+        }
+        break;
+    case C_SCATTER:
+        for (int q = 0; q < size && rank == 0 && o->check; q++)
+            fill(hs + (size_t)q * n, n, q, it);
+        if (rank == 0 && o->check)
+            to_dev(s, hs, all);
+        break;
+    }
+}
+
+static int coll_call(void *ctx, wl_sweep_iteration *iter)
+{
+    osu_sweep *o = ctx;
+    size_t n = (size_t)iter->size->bytes;
+    int cnt = (int)(n / o->es);
+    unsigned char *s = o->s, *r = o->r;
+    switch (o->coll) {
+    case C_BCAST:
+        MPI_Bcast(r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+        break;
+    case C_ALLREDUCE:
+        MPI_Allreduce(s, r, cnt, o->elem, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case C_REDUCE:
+        MPI_Reduce(s, r, cnt, o->elem, MPI_SUM, 0, MPI_COMM_WORLD);
+        break;
+    case C_ALLTOALL:
+        MPI_Alltoall(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case C_ALLGATHER:
+        MPI_Allgather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case C_GATHER:
+        MPI_Gather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+        break;
+    case C_SCATTER:
+        MPI_Scatter(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+        break;
+    case C_BARRIER:
+        MPI_Barrier(MPI_COMM_WORLD);
+        break;
+    }
+    return WL_SWEEP_RAN;
+}
+
+/* The timed iterations' outputs: pattern of the sender and iteration, sums
+ * for the reductions. */
+static void coll_check(void *ctx, wl_sweep_iteration *iter)
+{
+    osu_sweep *o = ctx;
+    if (!iter->check)
+        return;
+    size_t n = (size_t)iter->size->bytes, all = n * (size_t)o->size;
+    int cnt = (int)(n / o->es), rank = o->rank, size = o->size, it = iter->index;
+    unsigned char *r = o->r, *hr = o->hr;
+    int64_t bad = 0;
+    switch (o->coll) {
+    case C_BCAST:
+        from_dev(hr, r, n);
+        bad += wrong(hr, n, 0, it);
+        break;
+    case C_ALLREDUCE:
+    case C_REDUCE:
+        if (o->coll == C_REDUCE && rank != 0)
+            break;
+        from_dev(hr, r, (size_t)cnt * o->es);
+        for (int i = 0; i < cnt; i++) {
+            double want = (double)size * (it + i) + size * (size - 1) / 2;
+            bad += o->dbl ? ((double *)hr)[i] != want : ((int32_t *)hr)[i] != (int32_t)want;
+        }
+        break;
+    case C_ALLTOALL:
+        from_dev(hr, r, all);
+        for (int q = 0; q < size; q++)
+            bad += wrong(hr + (size_t)q * n, n, q * size + rank, it);
+        break;
+    case C_ALLGATHER:
+    case C_GATHER:
+        if (o->coll == C_GATHER && rank != 0)
+            break;
+        from_dev(hr, r, all);
+        for (int q = 0; q < size; q++)
+            bad += wrong(hr + (size_t)q * n, n, q, it);
+        break;
+    case C_SCATTER:
+        from_dev(hr, r, n);
+        bad += wrong(hr, n, rank, it);
+        break;
+    }
+    iter->wrong += (uint64_t)bad;
+}
+
+/* Rank 0: the ranks' mean and the slowest rank's mean time per call. */
+static void coll_row(void *ctx, const wl_sweep_result *res, wl_cell *c)
+{
+    (void)ctx;
+    c[0].integer = (int64_t)res->size.bytes;
+    c[1].real = res->avg_s * WL_US_PER_S;
+    c[2].real = res->max_s * WL_US_PER_S;
+    c[3].integer = (int64_t)res->wrong;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -180,7 +453,6 @@ int main(int argc, char **argv)
         return ps == WL_PARSE_ERROR ? WL_EXIT_USAGE : WL_EXIT_OK;
     }
     int p2p = !strcmp(mode, "latency") || !strcmp(mode, "bw");
-    enum { C_BCAST, C_ALLREDUCE, C_ALLTOALL, C_ALLGATHER, C_BARRIER, C_REDUCE, C_GATHER, C_SCATTER };
     static const char *const colls[] = {"bcast",   "allreduce", "alltoall", "allgather",
                                         "barrier", "reduce",    "gather",   "scatter"};
     int coll = -1;
@@ -270,199 +542,31 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     }
-    int64_t total_wrong = 0;
-    for (uint64_t n = o.min_bytes;; n = n ? n * (uint64_t)o.factor : 1) {
-        int iters = o.iterations, warm = o.warmup;
-        int64_t bad = 0;
-        double t0 = 0, elapsed, excluded = 0;
-        if (p2p && rank < 2) {
-            int peer = 1 - rank;
-            for (int it = 0; it < warm + iters; it++) {
-                if (it == warm) {
-                    t0 = MPI_Wtime();
-                    excluded = 0;
-                }
-                if (!strcmp(mode, "latency")) {
-                    if (rank == 0) {
-                        if (o.check)
-                            buf_fill(s, n, 0, it, &excluded);
-                        MPI_Send(s, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-                        MPI_Recv(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                        if (o.check && it >= warm)
-                            bad += buf_wrong(r, n, 0, it, &excluded);
-                    } else {
-                        MPI_Recv(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                        MPI_Send(r, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-                    }
-                } else {
-                    MPI_Request q[WINDOW];
-                    if (rank == 0) {
-                        if (o.check)
-                            buf_fill(s, n, 0, it, &excluded);
-                        for (int w = 0; w < WINDOW; w++)
-                            MPI_Isend(s, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &q[w]);
-                        MPI_Waitall(WINDOW, q, MPI_STATUSES_IGNORE);
-                        MPI_Recv(r, 4, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    } else {
-                        for (int w = 0; w < WINDOW; w++)
-                            MPI_Irecv(r, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &q[w]);
-                        MPI_Waitall(WINDOW, q, MPI_STATUSES_IGNORE);
-                        /* GPU buffers: rank 1's copy-out would delay the
-                         * acknowledgement rank 0 times, so the last window
-                         * is checked after the loop. */
-                        if (o.check && it >= warm && !on_gpu)
-                            bad += buf_wrong(r, n, 0, it, &excluded);
-                        MPI_Send(s, 4, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
-                    }
-                }
-            }
-            elapsed = MPI_Wtime() - t0 - excluded;
-            if (on_gpu && o.check && rank == 1 && strcmp(mode, "latency") && iters > 0) {
-                double ignored = 0;
-                bad += buf_wrong(r, n, 0, warm + iters - 1, &ignored);
-            }
-            int64_t allbad = 0;
-            if (rank == 1)
-                MPI_Send(&bad, 1, MPI_INT64_T, 0, 9, MPI_COMM_WORLD);
-            else
-                MPI_Recv(&allbad, 1, MPI_INT64_T, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            if (rank == 0) {
-                bad += allbad;
-                double lat = !strcmp(mode, "latency") ? elapsed / (2.0 * iters) : elapsed / iters;
-                double bytes = !strcmp(mode, "latency") ? (double)n : (double)n * WINDOW;
-                wl_cell c[4] = {{.integer = (int64_t)n}, {.real = (!strcmp(mode, "latency") ? lat : elapsed / iters) * WL_US_PER_S},
-                                {.real = bytes / lat / WL_BYTES_PER_GB}, {.integer = bad}};
-                wl_report_row(rep, c);
-                total_wrong += bad;
-            }
-        } else if (coll >= 0) {
-            /* As OSU's collective tests: a barrier before every call and
-             * each call timed on its own, so no call overlaps the next (an
-             * eager broadcast's root would otherwise run ahead). The data
-             * goes in before the barrier and is checked after the call, so
-             * GPU buffers' cudaMemcpy stays out of the timing. */
-            double spent = 0;
-            int cnt = (int)(n / es);
-            size_t all = n * (size_t)size;
-            for (int it = 0; it < warm + iters; it++) {
-                int check = o.check && it >= warm;
-                switch (coll) {
-                case C_BCAST:
-                    if (rank == 0 && o.check) {
-                        fill(hr, n, 0, it);
-                        to_dev(r, hr, n);
-                    }
-                    break;
-                case C_ALLREDUCE:
-                case C_REDUCE:
-                    for (int i = 0; i < cnt; i++) {
-                        if (dbl)
-                            ((double *)hs)[i] = rank + it + i;
-                        else
-                            ((int32_t *)hs)[i] = rank + it + i;
-                    }
-                    to_dev(s, hs, (size_t)cnt * es);
-                    break;
-                case C_ALLTOALL:
-                    for (int q = 0; q < size && o.check; q++)
-                        fill(hs + (size_t)q * n, n, rank * size + q, it);
-                    if (o.check)
-                        to_dev(s, hs, all);
-                    break;
-                case C_ALLGATHER:
-                case C_GATHER:
-                    if (o.check) {
-                        fill(hs, n, rank, it);
-                        to_dev(s, hs, n);
-                    }
-                    break;
-                case C_SCATTER:
-                    for (int q = 0; q < size && rank == 0 && o.check; q++)
-                        fill(hs + (size_t)q * n, n, q, it);
-                    if (rank == 0 && o.check)
-                        to_dev(s, hs, all);
-                    break;
-                }
-                MPI_Barrier(MPI_COMM_WORLD);
-                t0 = MPI_Wtime();
-                switch (coll) {
-                case C_BCAST:
-                    MPI_Bcast(r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
-                    break;
-                case C_ALLREDUCE:
-                    MPI_Allreduce(s, r, cnt, elem, MPI_SUM, MPI_COMM_WORLD);
-                    break;
-                case C_REDUCE:
-                    MPI_Reduce(s, r, cnt, elem, MPI_SUM, 0, MPI_COMM_WORLD);
-                    break;
-                case C_ALLTOALL:
-                    MPI_Alltoall(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
-                    break;
-                case C_ALLGATHER:
-                    MPI_Allgather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
-                    break;
-                case C_GATHER:
-                    MPI_Gather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
-                    break;
-                case C_SCATTER:
-                    MPI_Scatter(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
-                    break;
-                case C_BARRIER:
-                    MPI_Barrier(MPI_COMM_WORLD);
-                    break;
-                }
-                if (it >= warm)
-                    spent += MPI_Wtime() - t0;
-                if (!check)
-                    continue;
-                switch (coll) {
-                case C_BCAST:
-                    from_dev(hr, r, n);
-                    bad += wrong(hr, n, 0, it);
-                    break;
-                case C_ALLREDUCE:
-                case C_REDUCE:
-                    if (coll == C_REDUCE && rank != 0)
-                        break;
-                    from_dev(hr, r, (size_t)cnt * es);
-                    for (int i = 0; i < cnt; i++) {
-                        double want = (double)size * (it + i) + size * (size - 1) / 2;
-                        bad += dbl ? ((double *)hr)[i] != want : ((int32_t *)hr)[i] != (int32_t)want;
-                    }
-                    break;
-                case C_ALLTOALL:
-                    from_dev(hr, r, all);
-                    for (int q = 0; q < size; q++)
-                        bad += wrong(hr + (size_t)q * n, n, q * size + rank, it);
-                    break;
-                case C_ALLGATHER:
-                case C_GATHER:
-                    if (coll == C_GATHER && rank != 0)
-                        break;
-                    from_dev(hr, r, all);
-                    for (int q = 0; q < size; q++)
-                        bad += wrong(hr + (size_t)q * n, n, q, it);
-                    break;
-                case C_SCATTER:
-                    from_dev(hr, r, n);
-                    bad += wrong(hr, n, rank, it);
-                    break;
-                }
-            }
-            double mine = spent / iters, sum = 0, max = 0;
-            int64_t allbad = 0;
-            MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-            MPI_Reduce(&mine, &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            MPI_Reduce(&bad, &allbad, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-            if (rank == 0) {
-                wl_cell c[4] = {{.integer = (int64_t)n}, {.real = sum / size * WL_US_PER_S},
-                                {.real = max * WL_US_PER_S}, {.integer = allbad}};
-                wl_report_row(rep, c);
-                total_wrong += allbad;
-            }
-        }
-        if (n >= o.max_bytes || (n ? n * (uint64_t)o.factor : 1) > o.max_bytes)
-            break;
+    /* Sizes o.min_bytes, times o.factor, up to o.max_bytes. latency and bw:
+     * ranks 0 and 1 alone, each timing its timed iterations as one span;
+     * the collectives: every rank times each call from a barrier, OSU's
+     * way (each rank's mean; the ranks' mean and the slowest). */
+    osu_sweep ctx = {.rank = rank, .size = size, .latency = !strcmp(mode, "latency"),
+                     .coll = coll, .dbl = dbl, .elem = elem, .es = es, .check = o.check,
+                     .s = s, .r = r, .hs = hs, .hr = hr};
+    wl_sweep_config config = {.min_bytes = o.min_bytes, .max_bytes = o.max_bytes,
+                              .factor = o.factor, .iterations = o.iterations,
+                              .warmup = o.warmup, .timer = 1, .check = o.check};
+    uint64_t total_wrong = 0;
+    if (p2p && rank < 2) {
+        const wl_sweep_transport transport = {.clock = clock_s, .sum_wrong = p2p_sum_wrong};
+        const wl_sweep_ops ops = {.run = p2p_iteration, .after = p2p_after, .row = p2p_row};
+        config.timing = WL_SWEEP_TIME_SPAN;
+        config.across = WL_SWEEP_ACROSS_NONE;
+        wl_sweep_run(&config, &transport, &ops, &ctx, rep, &total_wrong);
+    } else if (coll >= 0) {
+        const wl_sweep_transport transport = {clock_s, mpi_barrier, mpi_reduce, mpi_sum_wrong};
+        const wl_sweep_ops ops = {.prepare = coll_inputs, .run = coll_call, .check = coll_check,
+                                  .row = coll_row};
+        config.timing = WL_SWEEP_TIME_EACH;
+        config.across = WL_SWEEP_ACROSS_MEAN_MAX;
+        config.ranks = size;
+        wl_sweep_run(&config, &transport, &ops, &ctx, rep, &total_wrong);
     }
     buf_free(s);
     buf_free(r);

@@ -34,13 +34,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "p2.h"
 #include "tca-api.h"
 #include "wl_options.h"
 #include "wl_pattern.h"
 #include "wl_report.h"
+#include "wl_sweep.h"
 #include "wl_tca.h"
 
 #define PROGRAM "pingpong"
@@ -106,39 +106,14 @@ typedef struct pp_state {
     uint64_t sequence; /* messages sent so far, by A and B alike: the PIO flag */
     pp_lane lanes[MODE_COUNT];
     uint64_t wrong_bytes;
+    /* The mode being swept, and its size's transfer: a PIO window or a
+     * chain of one DMA. */
+    pp_mode mode;
+    tcaPIOHandle window;
+    tcaDesc *chain;
 } pp_state;
 
-/* ---- Sizes and iteration counts -------------------------------------------- */
-
-/* The size after `size`, into *next; 0 when `size` was the last. */
-static int next_size(const wl_common_options *o, uint64_t size, uint64_t *next)
-{
-    if (size > o->max_bytes / (uint64_t)o->factor)
-        return 0;
-    *next = size * (uint64_t)o->factor;
-    return *next <= o->max_bytes;
-}
-
-static int is_large(uint64_t size)
-{
-    return size > LARGE_MESSAGE_BYTES;
-}
-
-static int large_count(int count)
-{
-    int reduced = count / LARGE_MESSAGE_DIVISOR;
-    return reduced > 1 ? reduced : 1;
-}
-
-static int iterations_for(const wl_common_options *o, uint64_t size)
-{
-    return is_large(size) ? large_count(o->iterations) : o->iterations;
-}
-
-static int warmup_for(const wl_common_options *o, uint64_t size)
-{
-    return is_large(size) && o->warmup > 0 ? large_count(o->warmup) : o->warmup;
-}
+/* ---- Sizes ----------------------------------------------------------------- */
 
 /* The largest size a mode runs (0: none). */
 static uint64_t mode_max_size(const pp_config *c, pp_mode mode)
@@ -188,13 +163,7 @@ static void wait_channel(int channel)
     WL_TCA(r);
 }
 
-/* ---- One size ------------------------------------------------------------ */
-
-typedef struct pp_result {
-    int iterations;
-    double round_trip_s; /* summed over the timed iterations */
-    uint64_t wrong_bytes;
-} pp_result;
+/* ---- One size (the sweep's callbacks, wl_sweep.h) ---------------------------- */
 
 /* A chain of one transfer from `src` to `dst` raising `slot` there. */
 static tcaDesc *one_transfer_chain(const pp_config *c, const tcaHandle *dst,
@@ -209,59 +178,82 @@ static tcaDesc *one_transfer_chain(const pp_config *c, const tcaHandle *dst,
     return chain;
 }
 
-/* One size of one mode: warm-ups, then timed iterations. A times and checks;
- * B echoes. Both count `sequence` alike. */
-static pp_result run_size(pp_state *s, pp_mode mode, uint64_t size)
+static double clock_s(void) { return p2_wtime(); }
+
+/* The size's transfer: A's chain sends its send buffer, B's echoes what
+ * landed in its receive buffer. */
+static int setup_size(void *ctx, const wl_sweep_size *size)
 {
-    const pp_config *c = s->config;
-    pp_lane *lane = &s->lanes[mode];
-    int warmup = warmup_for(&c->common, size);
-    pp_result result = {.iterations = iterations_for(&c->common, size)};
-
-    tcaPIOHandle window;
-    tcaDesc *chain = NULL;
-    if (mode == MODE_PIO) {
-        WL_TCA(tcaSetPIORegion(&window, &lane->peer_recv, 0, flag_offset(size) + FLAG_BYTES));
+    pp_state *s = ctx;
+    pp_lane *lane = &s->lanes[s->mode];
+    s->chain = NULL;
+    if (s->mode == MODE_PIO) {
+        WL_TCA(tcaSetPIORegion(&s->window, &lane->peer_recv, 0,
+                               flag_offset(size->bytes) + FLAG_BYTES));
     } else if (s->pinger) {
-        chain = one_transfer_chain(c, &lane->peer_recv, &lane->send.handle, size, PING_SLOT);
+        s->chain = one_transfer_chain(s->config, &lane->peer_recv, &lane->send.handle,
+                                      size->bytes, PING_SLOT);
     } else {
-        chain = one_transfer_chain(c, &lane->peer_recv, &lane->recv.handle, size, PONG_SLOT);
+        s->chain = one_transfer_chain(s->config, &lane->peer_recv, &lane->recv.handle,
+                                      size->bytes, PONG_SLOT);
     }
+    return 0;
+}
 
-    for (int i = 0; i < warmup + result.iterations; i++) {
-        uint64_t sequence = ++s->sequence;
-        if (s->pinger) {
-            if (c->common.check)
-                wl_pattern_fill(lane->send.bytes, size, sequence);
-            double start = p2_wtime();
-            if (mode == MODE_PIO) {
-                pio_send(&window, lane->send.bytes, size, sequence);
-                pio_wait(lane->recv.bytes, size, sequence);
-            } else {
-                WL_TCA(tcaStartDMADesc(DMA_CHANNEL));
-                WL_TCA(tcaWaitDMARecvDesc(&lane->peer_recv, PONG_SLOT, NOTIFY_TAG));
-            }
-            double end = p2_wtime();
-            /* Outside the timed span: the channel must be idle before the
-             * next start, and has long finished by the time the echo came. */
-            if (mode != MODE_PIO)
-                wait_channel(DMA_CHANNEL);
-            if (i >= warmup)
-                result.round_trip_s += end - start;
-            if (c->common.check)
-                result.wrong_bytes += wl_pattern_count_wrong(lane->recv.bytes, size, sequence);
-        } else if (mode == MODE_PIO) {
+/* A and B count `sequence` alike; with -c A's message changes every time. */
+static void next_message(void *ctx, wl_sweep_iteration *it)
+{
+    pp_state *s = ctx;
+    uint64_t sequence = ++s->sequence;
+    if (s->pinger && s->config->common.check)
+        wl_pattern_fill(s->lanes[s->mode].send.bytes, it->size->bytes, sequence);
+}
+
+/* One round trip: A sends and waits for the echo (what A times); B waits
+ * and echoes. */
+static int round_trip(void *ctx, wl_sweep_iteration *it)
+{
+    pp_state *s = ctx;
+    pp_lane *lane = &s->lanes[s->mode];
+    uint64_t size = it->size->bytes, sequence = s->sequence;
+    if (s->pinger) {
+        if (s->mode == MODE_PIO) {
+            pio_send(&s->window, lane->send.bytes, size, sequence);
             pio_wait(lane->recv.bytes, size, sequence);
-            pio_send(&window, lane->recv.bytes, size, sequence);
         } else {
-            WL_TCA(tcaWaitDMARecvDesc(&lane->peer_recv, PING_SLOT, NOTIFY_TAG));
             WL_TCA(tcaStartDMADesc(DMA_CHANNEL));
-            wait_channel(DMA_CHANNEL);
+            WL_TCA(tcaWaitDMARecvDesc(&lane->peer_recv, PONG_SLOT, NOTIFY_TAG));
         }
+    } else if (s->mode == MODE_PIO) {
+        pio_wait(lane->recv.bytes, size, sequence);
+        pio_send(&s->window, lane->recv.bytes, size, sequence);
+    } else {
+        WL_TCA(tcaWaitDMARecvDesc(&lane->peer_recv, PING_SLOT, NOTIFY_TAG));
+        WL_TCA(tcaStartDMADesc(DMA_CHANNEL));
     }
-    if (chain)
-        WL_TCA(tcaDescFree(chain));
-    return result;
+    return WL_SWEEP_RAN;
+}
+
+/* Outside the timed span: the channel must be idle before the next start
+ * (at A it has long finished by the time the echo came); A counts the wrong
+ * bytes of the echo. */
+static void after_round_trip(void *ctx, wl_sweep_iteration *it)
+{
+    pp_state *s = ctx;
+    if (s->mode != MODE_PIO)
+        wait_channel(DMA_CHANNEL);
+    if (s->pinger && it->check)
+        it->wrong += wl_pattern_count_wrong(s->lanes[s->mode].recv.bytes, it->size->bytes,
+                                            s->sequence);
+}
+
+static void free_chain(void *ctx, const wl_sweep_size *size)
+{
+    pp_state *s = ctx;
+    (void)size;
+    if (s->chain)
+        WL_TCA(tcaDescFree(s->chain));
+    s->chain = NULL;
 }
 
 /* ---- Set-up ------------------------------------------------------------------ */
@@ -380,7 +372,8 @@ static void describe_run(wl_report *report, const pp_config *c, int size)
     wl_report_meta(report, "iterations", "%d timed + %d warm-up per size; above %s: %d + %d",
                    o->iterations, o->warmup,
                    wl_format_size(LARGE_MESSAGE_BYTES, text, sizeof text),
-                   large_count(o->iterations), o->warmup > 0 ? large_count(o->warmup) : 0);
+                   wl_sweep_scaled(o->iterations, WL_SWEEP_SCALE_DOWN, LARGE_MESSAGE_DIVISOR),
+                   wl_sweep_scaled(o->warmup, WL_SWEEP_SCALE_DOWN, LARGE_MESSAGE_DIVISOR));
     wl_report_meta(report, "check", "%s", o->check ? "on (wrong bytes of the echo counted)"
                                                    : "off");
     wl_report_meta(report, "dma descriptors", "%s",
@@ -394,27 +387,19 @@ static void describe_run(wl_report *report, const pp_config *c, int size)
                        wl_format_size(c->pio_max, text, sizeof text));
 }
 
-static double wall_seconds(void)
+/* A's row: latency half the mean round trip (OSU), bandwidth size / latency. */
+static void report_size(void *ctx, const wl_sweep_result *r, wl_cell *row)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void report_size(wl_report *report, pp_mode mode, uint64_t bytes, const pp_result *r,
-                        double wall_s)
-{
-    double latency_s = r->round_trip_s / (2.0 * r->iterations);
-    const wl_cell row[COLUMN_COUNT] = {
-        [COL_MODE] = {.text = mode_names[mode]},
-        [COL_BYTES] = {.integer = (int64_t)bytes},
-        [COL_ITERS] = {.integer = r->iterations},
-        [COL_LATENCY] = {.real = latency_s * WL_US_PER_S},
-        [COL_BANDWIDTH] = {.real = (double)bytes / latency_s / WL_BYTES_PER_GB},
-        [COL_ERRORS] = {.integer = (int64_t)r->wrong_bytes},
-        [COL_WALL] = {.real = wall_s},
-    };
-    wl_report_row(report, row);
+    const pp_state *s = ctx;
+    uint64_t bytes = r->size.bytes;
+    double latency_s = r->total_s / (2.0 * r->size.iterations);
+    row[COL_MODE].text = mode_names[s->mode];
+    row[COL_BYTES].integer = (int64_t)bytes;
+    row[COL_ITERS].integer = r->size.iterations;
+    row[COL_LATENCY].real = latency_s * WL_US_PER_S;
+    row[COL_BANDWIDTH].real = (double)bytes / latency_s / WL_BYTES_PER_GB;
+    row[COL_ERRORS].integer = (int64_t)r->wrong;
+    row[COL_WALL].real = r->wall_s;
 }
 
 /* ---- Main -------------------------------------------------------------------- */
@@ -488,19 +473,26 @@ int main(int argc, char **argv)
         describe_run(report, &config, size);
     }
 
+    /* Each mode a sweep: A times every round trip on its own; above 1 MiB
+     * a tenth of the iterations and warm-ups (at least one of each). */
+    const wl_sweep_transport transport = {.clock = clock_s};
+    const wl_sweep_ops ops = {.setup = setup_size, .prepare = next_message, .run = round_trip,
+                              .check = after_round_trip, .row = report_size,
+                              .teardown = free_chain};
     for (int m = 0; m < MODE_COUNT; m++) {
         uint64_t max = mode_max_size(&config, (pp_mode)m);
         if (!max)
             continue;
-        uint64_t bytes = config.common.min_bytes;
-        do {
-            double wall_start = wall_seconds();
-            pp_result r = run_size(&state, (pp_mode)m, bytes);
-            if (state.pinger) {
-                state.wrong_bytes += r.wrong_bytes;
-                report_size(report, (pp_mode)m, bytes, &r, wall_seconds() - wall_start);
-            }
-        } while (next_size(&config.common, bytes, &bytes) && bytes <= max);
+        const wl_common_options *o = &config.common;
+        const wl_sweep_config sweep = {
+            .min_bytes = o->min_bytes, .max_bytes = max, .factor = o->factor,
+            .iterations = o->iterations, .warmup = o->warmup,
+            .large_bytes = LARGE_MESSAGE_BYTES, .large_divisor = LARGE_MESSAGE_DIVISOR,
+            .large_iterations = WL_SWEEP_SCALE_DOWN, .large_warmup = WL_SWEEP_SCALE_DOWN,
+            .timing = WL_SWEEP_TIME_EACH, .across = WL_SWEEP_ACROSS_NONE,
+            .timer = state.pinger, .check = o->check, .check_warmup = 1};
+        state.mode = (pp_mode)m;
+        wl_sweep_run(&sweep, &transport, &ops, &state, report, &state.wrong_bytes);
     }
 
     free_lanes(&state);

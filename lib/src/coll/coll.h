@@ -1,8 +1,8 @@
 /*
  * coll.h - the collectives' internals: communicators, plans (a prepared
  * collective: buffers, every rank's handles, the algorithm), the transport
- * interface the algorithms are written against, the reduction kernels and
- * the algorithm table with its cost model.
+ * interface the algorithms are written against, the reduction kernels, the
+ * cost model, the algorithm table and the selection.
  *
  * Algorithms (<collective>_<algorithm>.c) see only coll_plan's fields and
  * the coll_* transport calls below; they never call the TCA API directly.
@@ -69,6 +69,10 @@ struct p2_comm {
 tcaresult coll_comm_exchange(p2_comm_t comm, const void *mine, void *all, size_t bytes);
 /* The comm, set up (P2_COMM_WORLD on first use); NULL if invalid. */
 tcaresult coll_comm_get(p2_comm_t comm, p2_comm_t *out);
+/* Whether p2_comm_free may free `comm` (TCA_SUCCESS), and its release once
+ * every member has left its last collective (coll_blocking.c). */
+tcaresult coll_comm_check_free(p2_comm_t comm);
+void coll_comm_release(p2_comm_t comm);
 
 /* ---- Plans ---------------------------------------------------------------- */
 typedef struct coll_peer {
@@ -174,7 +178,7 @@ size_t coll_pio_slot(size_t bytes);
 tcaresult coll_local_copy(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
                           size_t src_off, size_t bytes);
 /* dst[i] = dst[i] op src[i] for `count` elements of the plan's type, with the
- * modelled cost (host or GPU kernel, coll_select.c's table). */
+ * modelled cost (host or GPU kernel, coll_cost.c's table). */
 tcaresult coll_reduce_local(coll_plan *p, coll_source dst, size_t dst_off, coll_source src,
                             size_t src_off, size_t count);
 /* One GPU kernel: dst = block[0] op block[1] op ... op block[n-1], blocks of
@@ -204,7 +208,7 @@ void coll_type_name(tcaDataType type, char *out, size_t size);
 void coll_op_name(tcaOp op, char *out, size_t size);
 void coll_reduce_apply(void *dst, const void *src, size_t count, tcaDataType type, tcaOp op);
 
-/* ---- Algorithms and selection (coll_select.c) ------------------------------ */
+/* ---- Cost model (coll_cost.c) ------------------------------------------------ */
 typedef struct coll_cost_params {
     double dma_latency_s, pio_latency_s, pio_store_s, pio_step_s;
     double dma_cpu_Bps, dma_gpu_Bps;
@@ -212,10 +216,14 @@ typedef struct coll_cost_params {
     double gpu_kernel_s, reduce_gpu_Bps;
 } coll_cost_params;
 /* Filled from the rank runtime (the model's parameters) when the world
- * communicator is set up; coll_select.c says where each figure comes from. */
+ * communicator is set up; coll_cost.c says where each figure comes from. */
 extern coll_cost_params coll_cost;
 void coll_cost_load(void);
+/* The comm whose ranks coll_share (below) measures: the one being planned,
+ * set before the algorithms' costs are asked. */
+void coll_share_comm(p2_comm_t comm);
 
+/* ---- Algorithm table (coll_algorithms.c) -------------------------------------- */
 struct coll_algorithm {
     coll_kind kind;
     const char *name;
@@ -241,15 +249,21 @@ extern const coll_algorithm coll_barrier_dissemination, coll_bcast_binomial,
     coll_allgather_recursive_doubling, coll_allgather_ring, coll_allgather_bruck,
     coll_allreduce_dissemination, coll_allreduce_dissemination_pio, coll_allreduce_rsag;
 
+/* Every algorithm of every collective, in the order of preference on a tie. */
+extern const coll_algorithm *const coll_algorithms[];
+extern const size_t coll_algorithm_count;
+/* The algorithm of that collective by that name; NULL if none. */
+const coll_algorithm *coll_algorithm_find(coll_kind kind, const char *name);
+/* Bit i: the i-th algorithm of the table can run this plan here. */
+uint32_t coll_eligible_mask(const coll_plan *p);
+
+/* ---- Selection (coll_select.c; the rules file: coll_rules.h) ------------------ */
 /* Picks the algorithm for a plan whose fields but algo are set.
  * TCA_ERROR_NOT_SUPPORTED (forced algorithm not eligible, or unknown name),
  * TCA_ERROR_INVALID_ARGUMENT (bad rules file). */
 tcaresult coll_select(coll_plan *p);
 /* The algorithm P2_COLL_<KIND> forces ("" for none), for plan reuse. */
 void coll_forced_name(coll_kind kind, char *out, size_t size);
-
-/* Bit i: the i-th algorithm of the table can run this plan here. */
-uint32_t coll_eligible_mask(const coll_plan *p);
 /* The cheapest algorithm of the plan's collective among `mask`; NULL if none. */
 const coll_algorithm *coll_cheapest(const coll_plan *p, uint32_t mask, int gpu);
 

@@ -31,6 +31,10 @@
 #include <string.h>
 
 #include "coll.h"
+
+/* The collectives' names, as every message about a call names it. */
+const char *const coll_kind_names[COLL_KINDS] = {
+    "barrier", "bcast", "scatter", "gather", "reduce", "allgather", "allreduce"};
 #include "rt/rt.h"
 
 static int coll_tag(uint64_t run, int step, int src)
