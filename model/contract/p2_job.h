@@ -236,7 +236,7 @@ typedef struct p2_job {
     uint8_t pad[56];
 
     uint64_t sim_now_ps;        /* the simulator: the model's time, for a thread that
-                                   wakes outside simulated causality (rt_threads.c) */
+                                   wakes outside simulated causality (rt_lanes.c) */
     uint32_t lanes_taken;       /* the ranks: thread lanes taken so far (the simulator
                                    looks for new ones only when this moves) */
     uint32_t reserved1;

@@ -1,7 +1,10 @@
 /*
- * rt_emu.c - the rank runtime of a p2run job: attaches to the job segment,
- * maps the node's memory arenas, keeps the virtual clock and talks to the
- * simulator over the rank's channel (emu/channel.h).
+ * rt_emu.c - the core of the rank runtime of a p2run job: attaches to the
+ * job segment, maps the node's memory arenas, keeps the virtual clock and
+ * talks to the simulator over the rank's channel (emu/channel.h). Built on
+ * the lanes (rt_lanes.c: a thread's lane, posting on it); the threads unit
+ * (rt_threads.c) and the process's entry points (rt_process.c: p2_rt_get,
+ * p2_rt_wtime, p2_rt_compute, which copy owns the channel) are built on it.
  *
  * The clock (picoseconds) starts at 0 when the rank attaches, before main.
  * Under --clock=model only modelled costs move it. Under --clock=cpu the CPU
@@ -30,44 +33,14 @@
 #include "channel.h"
 #include "rt/rt_state.h"
 
-rt_state p2_rt_self = {.lock = PTHREAD_MUTEX_INITIALIZER};
 #define rt p2_rt_self
-static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
-static char rt_error[256];
-__thread rt_lane *p2_rt_tl_lane; /* this thread's lane, once it has one */
 #define tl_lane p2_rt_tl_lane
 
 #define STATE(r) ((rt_state *)((char *)(r) - offsetof(rt_state, pub)))
 
-/* One runtime per process. A program linked with the static library may
- * also load libp2tca.so (the preloaded MPI layer needs it): two copies of
- * this file, one channel. The copy that attaches first owns the channel and
- * leaves its table of functions in the environment ("P2_RT_OWNER=pid:address",
- * the pid keeping children from trusting an inherited value); a later copy
- * finds it and forwards every call there. */
-typedef struct rt_table {
-    p2_rt *(*get)(void);
-    double (*wtime)(void);
-    void (*compute)(double);
-    void (*enter)(p2_rt *);
-    void (*leave)(p2_rt *);
-    void (*api_begin)(void);
-    void (*api_end)(void);
-    uint64_t (*clock_ps)(const p2_rt *);
-    void (*charge_ps)(p2_rt *, uint64_t);
-    void (*advance_to)(p2_rt *, uint64_t);
-    int (*post)(p2_rt *, p2_chan_req *);
-    int (*call)(p2_rt *, p2_chan_req *, p2_chan_resp *);
-    int (*wait_mem)(p2_rt *, const volatile uint64_t *, uint64_t, uint64_t, int);
-    const p2_rt_threads *threads;
-} rt_table;
-static const rt_table *fwd; /* set: another copy owns the channel */
-static const rt_table own_table;
-#define FORWARD(fn, ...)              \
-    do {                              \
-        if (fwd)                      \
-            return fwd->fn(__VA_ARGS__); \
-    } while (0)
+/* Set when another copy of the runtime owns the channel (rt_process.c, "One
+ * runtime per process"): then every call here forwards there (FORWARD). */
+const rt_table *p2_rt_fwd;
 
 /* ---- Clock ---------------------------------------------------------------- */
 
@@ -135,7 +108,7 @@ static void catch_up(rt_state *s, rt_lane *l)
         l->clock_ps = (uint64_t)floor;
 }
 
-/* The calling thread's lane (rt_threads.c claims one for a thread that has
+/* The calling thread's lane (rt_lanes.c claims one for a thread that has
  * none); NULL, with a message, when every lane is taken. */
 static rt_lane *lane(rt_state *s)
 {
@@ -202,7 +175,7 @@ uint64_t p2_rt_clock_ps(const p2_rt *r)
 
 /* A clock past the simulator's limit would wrap or be refused there: end the
  * rank here, saying why, instead of sending a time that means nothing. */
-static void clock_overflow(const p2_rt *r, const char *call, double seconds)
+void rt_clock_overflow(const p2_rt *r, const char *call, double seconds)
 {
     fprintf(stderr, "p2: rank %d: %s(%g s) takes the rank's clock past the latest simulated "
                     "time a rank may reach (%.0f s); ending the rank\n",
@@ -217,7 +190,7 @@ void p2_rt_charge_ps(p2_rt *r, uint64_t ps)
     if (!l)
         return;
     if (ps > P2_CHAN_MAX_STAMP_PS - l->clock_ps)
-        clock_overflow(r, "charging", (double)ps * 1e-12);
+        rt_clock_overflow(r, "charging", (double)ps * 1e-12);
     l->clock_ps += ps;
 }
 
@@ -229,61 +202,7 @@ void p2_rt_advance_to(p2_rt *r, uint64_t t_ps)
         l->clock_ps = t_ps;
 }
 
-double p2_rt_wtime(void)
-{
-    FORWARD(wtime);
-    p2_rt *r = p2_rt_get();
-    if (!r) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-    }
-    p2_rt_enter(r);
-    double t = (double)p2_rt_clock_ps(r) * 1e-12;
-    p2_rt_leave(r);
-    return t;
-}
-
-void p2_rt_compute(double seconds)
-{
-    FORWARD(compute, seconds);
-    p2_rt *r = p2_rt_get();
-    if (!r)
-        return;
-    /* NaN and infinity are no duration; anything past the limit would wrap. */
-    if (seconds != seconds || seconds * 1e12 >= (double)P2_CHAN_MAX_STAMP_PS)
-        clock_overflow(r, "p2_compute", seconds);
-    p2_rt_enter(r);
-    if (seconds > 0)
-        p2_rt_charge_ps(r, (uint64_t)(seconds * 1e12 + 0.5)); /* nearest ps */
-    p2_rt_leave(r);
-}
-
 /* ---- Channel ---------------------------------------------------------------- */
-
-static void fail(rt_state *s)
-{
-    if (!s->failed)
-        fprintf(stderr, "p2: rank %d: the simulator is gone; device calls fail from now on\n",
-                s->pub.rank);
-    s->failed = 1;
-}
-
-/* Pushes `req`, stamped with the lane's clock, onto the lane's ring. */
-int rt_post_on(rt_state *s, rt_lane *l, p2_chan_req *req)
-{
-    if (s->failed || l->exited)
-        return -1;
-    req->stamp_ps = l->clock_ps;
-    pthread_mutex_lock(&l->post);
-    int r = p2_chan_push(s->job, l->channel, req);
-    pthread_mutex_unlock(&l->post);
-    if (r != 0) {
-        fail(s);
-        return -1;
-    }
-    return 0;
-}
 
 int p2_rt_post(p2_rt *r, p2_chan_req *req)
 {
@@ -306,7 +225,7 @@ int p2_rt_call(p2_rt *r, p2_chan_req *req, p2_chan_resp *resp)
     if (rt_post_on(s, l, req) != 0)
         return -1;
     if (p2_chan_wait_resp(s->job, l->channel, req->seq, resp) != 0) {
-        fail(s);
+        rt_fail(s);
         return -1;
     }
     return 0;
@@ -420,7 +339,10 @@ static int rank_from_env(int nranks, char *err, size_t errlen)
     return -1;
 }
 
-static int attach(rt_state *s, char *err, size_t errlen)
+/* Attaches this copy of the runtime to the job, the calling thread on lane
+ * 0 (rt_process.c, once, when no other copy owns the channel). Returns 0, or
+ * -1 with the reason in err. */
+int rt_attach(rt_state *s, char *err, size_t errlen)
 {
     p2_job_local local;
     p2_job *job = p2_job_attach(getenv("P2_JOB"), &local, err, errlen);
@@ -513,30 +435,6 @@ static int attach(rt_state *s, char *err, size_t errlen)
     return 0;
 }
 
-static void attach_once(void)
-{
-    const char *job = getenv("P2_JOB");
-    if (!job || !*job) {
-        snprintf(rt_error, sizeof rt_error, "not running under p2run (no P2_JOB in the environment)");
-        return;
-    }
-    const char *owner = getenv("P2_RT_OWNER");
-    long pid = 0;
-    void *table = NULL;
-    if (owner && sscanf(owner, "%ld:%p", &pid, &table) == 2 && pid == (long)getpid() && table &&
-        table != (const void *)&own_table) {
-        fwd = (const rt_table *)table;
-        return;
-    }
-    if (attach(&rt, rt_error, sizeof rt_error) != 0) {
-        fprintf(stderr, "p2: cannot attach to the p2run job: %s\n", rt_error);
-        return;
-    }
-    char mine[64];
-    snprintf(mine, sizeof mine, "%ld:%p", (long)getpid(), (const void *)&own_table);
-    setenv("P2_RT_OWNER", mine, 1);
-}
-
 void p2_rt_ring(p2_rt *r)
 {
     p2_job_ring(r->job);
@@ -550,30 +448,8 @@ int p2_rt_rank_node(const p2_rt *r, int rank)
     return (int)s->job->rank_node[rank];
 }
 
-p2_rt *p2_rt_get(void)
-{
-    pthread_once(&rt_once, attach_once);
-    FORWARD(get);
-    return rt.attached ? &rt.pub : NULL;
-}
-
-static const rt_table own_table = {
-    p2_rt_get,        p2_rt_wtime,      p2_rt_compute, p2_rt_enter, p2_rt_leave,
-    p2_rt_api_begin,  p2_rt_api_end,    p2_rt_clock_ps, p2_rt_charge_ps, p2_rt_advance_to,
-    p2_rt_post,       p2_rt_call,       p2_rt_wait_mem, &p2_rt_threads_own};
-
+/* The interposers of the copy that owns the channel, for rt_threads.c. */
 const p2_rt_threads *rt_threads_forward(void)
 {
-    return fwd ? fwd->threads : NULL;
-}
-
-/* Under p2run every rank attaches as it starts, before main: the simulator
- * then knows every rank's clock from time 0, even of a rank that calls the
- * library only late (or never). Failures are reported here and again by the
- * first call that needs the runtime. */
-__attribute__((constructor)) static void rt_attach_early(void)
-{
-    const char *job = getenv("P2_JOB");
-    if (job && *job)
-        (void)p2_rt_get();
+    return p2_rt_fwd ? p2_rt_fwd->threads : NULL;
 }

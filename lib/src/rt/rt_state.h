@@ -1,6 +1,13 @@
 /*
- * rt_state.h - the rank runtime's private state, shared by rt_emu.c (the
- * clock and the channel) and rt_threads.c (threads: their lanes, parking).
+ * rt_state.h - the rank runtime's private state and the calls its units make
+ * of each other. The units call one way, each only those below it:
+ *   rt_lanes.c    the state, a thread's lane (claiming, binding, unparking
+ *                 itself) and posting on a lane's ring
+ *   rt_emu.c      the core: attaching, the clock, enter/leave, requests
+ *   rt_threads.c  the program's threads: the pthread_* interposers, parking
+ *                 and waking, thread ends, joins
+ *   rt_process.c  one runtime per process: attaching on first use, or
+ *                 forwarding to the copy that owns the channel
  */
 #ifndef P2_RT_STATE_H
 #define P2_RT_STATE_H
@@ -11,11 +18,15 @@
 #include "arena.h"
 #include "rt/rt.h"
 
+/* What a parked lane sleeps on (rt_threads.c) */
+enum { PARK_NONE = 0, PARK_COND = 1, PARK_JOIN = 2 };
+
 /* One channel of the rank (emu/channel.h, "lanes"): lane 0 is the thread
  * that attached, before main; every further program thread that uses the
- * libraries gets a lane of its own (rt_threads.c), with its own clock, so
- * that one thread blocked in a wait never stops another. Lane state is the
- * lane's thread's alone, except what the parking calls touch under rt.lock. */
+ * libraries gets a lane of its own (rt_lanes.c, rt_threads.c), with its own
+ * clock, so that one thread blocked in a wait never stops another. Lane state
+ * is the lane's thread's alone, except what the parking calls touch under
+ * rt.lock. */
 typedef struct rt_lane {
     p2_job_rank *channel;
     unsigned index;
@@ -30,7 +41,7 @@ typedef struct rt_lane {
     uint32_t parks;          /* times parked: the channel's parked_seq */
     int parked, woken;       /* parked now; an UNPARK ended this parking */
     uint64_t wake_ps;        /* the clock of the thread that woke it */
-    int park_kind;           /* what it sleeps on (rt_threads.c) */
+    int park_kind;           /* what it sleeps on (PARK_*) */
     const void *park_obj;
     pthread_t thread;        /* the thread bound to it */
 } rt_lane;
@@ -44,11 +55,13 @@ typedef struct rt_state {
     int64_t cpu_read_ps;     /* --clock=cpu: what one read of the CPU-time clock costs */
     rt_lane lanes[P2_RANK_LANES];
     int attached, failed;
+    /* A thread bound to a lane ended (the destructor of its thread-specific
+     * lane, rt_threads.c): set before attaching (rt_process.c) */
+    void (*thread_exit)(void *lane);
 } rt_state;
 
-
 /* The calls rt_threads.c interposes, as the channel's owning copy of the
- * runtime runs them (a second copy forwards, rt_emu.c "One runtime per
+ * runtime runs them (a second copy forwards, rt_process.c "One runtime per
  * process"). */
 typedef struct p2_rt_threads {
     int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *,
@@ -58,16 +71,47 @@ typedef struct p2_rt_threads {
     int (*join)(pthread_t, void **, const void *caller);
 } p2_rt_threads;
 
+/* The owning copy's functions, which a second copy forwards to (rt_process.c). */
+typedef struct rt_table {
+    p2_rt *(*get)(void);
+    double (*wtime)(void);
+    void (*compute)(double);
+    void (*enter)(p2_rt *);
+    void (*leave)(p2_rt *);
+    void (*api_begin)(void);
+    void (*api_end)(void);
+    uint64_t (*clock_ps)(const p2_rt *);
+    void (*charge_ps)(p2_rt *, uint64_t);
+    void (*advance_to)(p2_rt *, uint64_t);
+    int (*post)(p2_rt *, p2_chan_req *);
+    int (*call)(p2_rt *, p2_chan_req *, p2_chan_resp *);
+    int (*wait_mem)(p2_rt *, const volatile uint64_t *, uint64_t, uint64_t, int);
+    const p2_rt_threads *threads;
+} rt_table;
+
+/* rt_lanes.c */
 extern rt_state p2_rt_self;
-extern __thread rt_lane *p2_rt_tl_lane;
-extern const p2_rt_threads p2_rt_threads_own;
+extern __thread rt_lane *p2_rt_tl_lane;       /* this thread's lane, once it has one */
+rt_lane *rt_take_lane_locked(rt_state *s, uint64_t clock_ps); /* under rt.lock; NULL: none free */
+void rt_bind_lane(rt_state *s, rt_lane *l);   /* the calling thread runs on l */
+rt_lane *rt_claim_lane(rt_state *s);           /* for a thread that has none */
+void rt_unpark_self(rt_state *s, rt_lane *l);  /* a parked thread calls the libraries */
+void rt_fail(rt_state *s);                     /* the simulator is gone */
+int rt_post_on(rt_state *s, rt_lane *l, p2_chan_req *req);
 
 /* rt_emu.c */
-int rt_post_on(rt_state *s, rt_lane *l, p2_chan_req *req);
+extern const rt_table *p2_rt_fwd;              /* set: another copy owns the channel */
+#define FORWARD(fn, ...)                    \
+    do {                                    \
+        if (p2_rt_fwd)                      \
+            return p2_rt_fwd->fn(__VA_ARGS__); \
+    } while (0)
+int rt_attach(rt_state *s, char *err, size_t errlen);
+void rt_clock_overflow(const p2_rt *r, const char *call, double seconds); /* ends the rank */
 const p2_rt_threads *rt_threads_forward(void); /* NULL: this copy owns the channel */
 
 /* rt_threads.c */
-rt_lane *rt_claim_lane(rt_state *s);           /* for a thread that has none */
-void rt_unpark_self(rt_state *s, rt_lane *l);  /* a parked thread calls the libraries */
+extern const p2_rt_threads p2_rt_threads_own;
+void rt_thread_exit(void *lane);               /* rt_state.thread_exit */
 
 #endif /* P2_RT_STATE_H */

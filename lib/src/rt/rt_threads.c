@@ -27,6 +27,12 @@
  * the libraries takes a free lane then, at the latest clock of the rank's
  * threads or the model's time. P2_RANK_LANES - 1 such threads may use the
  * libraries at a time.
+ *
+ * Built on the lanes (rt_lanes.c: claiming, binding, posting) and the core
+ * (rt_emu.c: p2_rt_enter/leave, and whether another copy of the runtime owns
+ * the channel, whose interposers then run instead). rt_process.c puts this
+ * copy's interposers in the table other copies forward to, and hands the
+ * lanes rt_thread_exit for the end of a bound thread.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -34,17 +40,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "channel.h"
 #include "rt/rt_state.h"
 
 #define rt p2_rt_self
 #define tl_lane p2_rt_tl_lane
-
-enum { PARK_NONE = 0, PARK_COND = 1, PARK_JOIN = 2 };
 
 /* A thread sleeping in an interposed wait looks again this often (host
  * time): a wakeup meant for another waiter of a condition variable (signal
@@ -59,8 +61,6 @@ static struct {
     int valid;
 } exits[EXITS_KEPT];
 static unsigned exits_next;
-static pthread_key_t exit_key;
-static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 /* ---- The real calls ---------------------------------------------------- */
 
@@ -98,91 +98,6 @@ typedef int (*cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *);
 typedef int (*cond_wake_fn)(pthread_cond_t *);
 typedef int (*join_fn)(pthread_t, void **);
 
-/* ---- Lanes -------------------------------------------------------------- */
-
-static int64_t thread_cpu_ps(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000000LL + (int64_t)ts.tv_nsec * 1000LL;
-}
-
-/* Takes a free lane (under rt.lock) for a thread starting at clock_ps: the
- * simulator holds the rank's time there until the thread sends something,
- * parks or ends. */
-static rt_lane *take_lane_locked(rt_state *s, uint64_t clock_ps)
-{
-    for (unsigned k = 1; k < P2_RANK_LANES; k++) {
-        rt_lane *l = &s->lanes[k];
-        if (l->used || p2_ld_sc(&l->channel->state) != P2_RANK_NEW)
-            continue; /* in use, or its last thread's end not yet seen by the simulator */
-        l->used = 1;
-        l->clock_ps = clock_ps;
-        l->api_depth = 0;
-        l->exited = 0;
-        l->parked = l->woken = 0;
-        l->park_kind = PARK_NONE;
-        l->parks = p2_ld(&l->channel->parked_seq);
-        p2_st_sc(&l->channel->tid, 0);
-        p2_st_sc(&l->channel->clock_floor, (int64_t)clock_ps);
-        p2_st_sc(&l->channel->clock_pub, s->clock_mode == P2_CLOCK_MODEL
-                                             ? (int64_t)clock_ps
-                                             : (int64_t)P2_CLOCK_UNKNOWN);
-        p2_st_sc(&l->channel->lane_claims, p2_ld(&l->channel->lane_claims) + 1);
-        p2_st_sc(&l->channel->state, (uint32_t)P2_RANK_ATTACHED);
-        __atomic_fetch_add(&s->job->lanes_taken, 1, __ATOMIC_SEQ_CST);
-        p2_job_ring(s->job);
-        return l;
-    }
-    return NULL;
-}
-
-static void exit_destructor(void *arg);
-static void make_exit_key(void) { pthread_key_create(&exit_key, exit_destructor); }
-
-/* The calling thread runs on `l` from now on. */
-static void bind_lane(rt_state *s, rt_lane *l)
-{
-    tl_lane = l;
-    l->thread = pthread_self();
-    l->cpu_mark_ps = thread_cpu_ps();
-    p2_st_sc(&l->channel->tid, (int32_t)syscall(SYS_gettid));
-    if (s->clock_mode == P2_CLOCK_CPU)
-        p2_st_sc(&l->channel->clock_pub,
-                 (int64_t)l->clock_ps - l->cpu_mark_ps - s->cpu_read_ps);
-    pthread_once(&exit_key_once, make_exit_key);
-    pthread_setspecific(exit_key, l);
-}
-
-/* The latest clock any thread of the rank has reached, or the model's time. */
-static uint64_t rank_time_locked(rt_state *s)
-{
-    uint64_t t = (uint64_t)p2_ld(&s->job->sim_now_ps);
-    for (unsigned k = 0; k < P2_RANK_LANES; k++)
-        if (s->lanes[k].used && s->lanes[k].clock_ps > t)
-            t = s->lanes[k].clock_ps;
-    return t;
-}
-
-rt_lane *rt_claim_lane(rt_state *s)
-{
-    if (!s->attached)
-        return NULL;
-    pthread_mutex_lock(&s->lock);
-    rt_lane *l = take_lane_locked(s, rank_time_locked(s));
-    pthread_mutex_unlock(&s->lock);
-    if (!l) {
-        static int told;
-        if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
-            fprintf(stderr, "p2: rank %d: more than %d threads use the simulator's libraries "
-                            "at once (P2_RANK_LANES); the calls of the others fail\n",
-                    s->pub.rank, P2_RANK_LANES);
-        return NULL;
-    }
-    bind_lane(s, l);
-    return l;
-}
-
 /* ---- Parking ------------------------------------------------------------ */
 
 static void park_locked(rt_state *s, rt_lane *l, int kind, const void *obj)
@@ -200,7 +115,7 @@ static void park_locked(rt_state *s, rt_lane *l, int kind, const void *obj)
  * waker's clock (the UNPARK is in the waker's ring). Not woken (the recheck
  * timeout, a spurious wakeup, a join of a thread that ended unseen): still
  * parked for the simulator until the thread parks again or calls the
- * libraries (rt_unpark_self). */
+ * libraries (rt_unpark_self, rt_lanes.c). */
 static void unpark(rt_state *s, rt_lane *l)
 {
     pthread_mutex_lock(&s->lock);
@@ -209,26 +124,6 @@ static void unpark(rt_state *s, rt_lane *l)
         l->parked = 0;
         if (l->wake_ps > l->clock_ps)
             l->clock_ps = l->wake_ps;
-    }
-    pthread_mutex_unlock(&s->lock);
-}
-
-void rt_unpark_self(rt_state *s, rt_lane *l)
-{
-    pthread_mutex_lock(&s->lock);
-    if (l->parked && l->woken) {
-        l->parked = 0;
-        if (l->wake_ps > l->clock_ps)
-            l->clock_ps = l->wake_ps;
-    } else if (l->parked) {
-        /* Nobody's wake ordered this thread: it goes on no earlier than the
-         * model has run meanwhile. */
-        uint64_t now = (uint64_t)p2_ld(&s->job->sim_now_ps);
-        if (now > l->clock_ps)
-            l->clock_ps = now;
-        p2_chan_req req = {.op = P2_CHAN_UNPARK, .a = l->index, .b = l->parks};
-        rt_post_on(s, l, &req);
-        l->parked = 0;
     }
     pthread_mutex_unlock(&s->lock);
 }
@@ -260,7 +155,9 @@ static int anyone_parked(rt_state *s)
 
 /* ---- Thread ends -------------------------------------------------------- */
 
-static void exit_destructor(void *arg)
+/* A thread bound to a lane ended (rt_state.thread_exit: its lane's
+ * thread-specific destructor). */
+void rt_thread_exit(void *arg)
 {
     rt_state *s = &rt;
     rt_lane *l = arg, *mine = tl_lane;
@@ -312,7 +209,7 @@ static void *trampoline(void *p)
 {
     start st = *(start *)p;
     free(p);
-    bind_lane(&rt, st.lane);
+    rt_bind_lane(&rt, st.lane);
     return st.fn(st.arg);
 }
 
@@ -347,7 +244,7 @@ static int own_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void
         return EAGAIN;
     p2_rt_enter(&s->pub);
     pthread_mutex_lock(&s->lock);
-    rt_lane *l = take_lane_locked(s, tl_lane->clock_ps);
+    rt_lane *l = rt_take_lane_locked(s, tl_lane->clock_ps);
     pthread_mutex_unlock(&s->lock);
     p2_rt_leave(&s->pub);
     if (!l) {
@@ -358,7 +255,7 @@ static int own_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void
     int r = create(t, attr, trampoline, st);
     if (r != 0) {
         free(st);
-        exit_destructor(l);
+        rt_thread_exit(l);
     }
     return r;
 }
