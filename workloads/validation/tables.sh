@@ -10,9 +10,9 @@
 #
 # NAME: pingpong fmpl_pingpong collectives_2x8 tca_vs_mpi_16 recdoubling_16
 #       cuda_copy speed. Simulated figures are the same on every run; wall and
-# CPU times (speed, and the workloads' wall_s columns) are not. Times on a
-# 2-core machine, alone: seconds each, but collectives_2x8 and tca_vs_mpi_16
-# several minutes, and speed about two.
+# CPU times (speed, and the workloads' wall_s columns) are not. Wall time on
+# the shared 2-core development machine (load about 8): tca_vs_mpi_16 11
+# minutes, collectives_2x8 5, speed 3, pingpong 2, the others under a minute.
 # Depends on: build/emu/p2run, build/workloads/*, build/tests/ranks/rk_cuda
 # (cuda_copy, built when CMake finds the CUDA toolkit), awk.
 set -euo pipefail
