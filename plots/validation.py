@@ -7,7 +7,8 @@ figures table it ran (default workloads/validation/figures.txt beside this
 script's folder). Writes OUT_DIR/<id>.png (the model's curve over the sizes
 the runs swept, the published figure as a point, or for a crossover both
 curves and both crossover sizes) and the results page PAGE (default
-OUT_DIR/results.md): the table of results.csv as Markdown. Run with
+OUT_DIR/results.md): plots/tables.py's page, the table of results.csv and
+the measurement tables of workloads/validation/results/*.csv. Run with
 Debian's /usr/bin/python3, which has matplotlib.
 """
 import csv
@@ -18,6 +19,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+import tables  # noqa: E402  (beside this script)
 
 
 def cases(table):
@@ -101,23 +104,12 @@ def main():
     table_cases = cases(table)
     with open(os.path.join(out_dir, "results.csv"), newline="") as f:
         results = list(csv.DictReader(f))
-    lines = ["# Validation results", "",
-             "Made by `build/workloads/validate` and `plots/validation.py` from "
-             "`results.csv` (workloads/validation/README.md). Error: relative for a "
-             "figure, in power-of-two steps (st) for a crossover. Each figure's plot "
-             "is `<id>.png` beside this page.", "",
-             "| id | figure | published | model | unit | error | tolerance | verdict |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
-        lines.append("| {id} | {figure} | {published:g} | {model} | {unit} | {error} | {tolerance} "
-                     "| {verdict} |".format(**{**r, "published": float(r["published"])}))
         if r["id"] in table_cases:
             plot(out_dir, r["id"], table_cases[r["id"]], r)
     passed = sum(r["verdict"] == "PASS" for r in results)
-    lines.append("")
-    lines.append(f"{passed} of {len(results)} cases pass.")
     with open(page, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write(tables.page(results, tables.RESULTS))
     print(f"validation.py: {len(results)} cases, {passed} pass; PNGs in {out_dir}, page {page}")
 
 

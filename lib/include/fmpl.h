@@ -1,6 +1,7 @@
 /*
  * fmpl.h - FMPL, the fast message passing library of the Hitachi SR8000,
- * built on the NIA's remote DMA (hardware.md 2; the NIA contract is
+ * built on the NIA's remote DMA (model/sr8000/README.md, "Published
+ * figures"; the NIA contract is
  * sr8000_hw.h). Every call of the published library, with its argument
  * order; every call reports FMPL_SUCCESS or an error code in its last
  * argument `ier` (fmpl_error_string names each code). Runs on a cluster whose

@@ -1,8 +1,9 @@
 // barrier.h - the SR8000 hardware barrier, one state machine per colour
-// spread over the crossbars (hardware.md 2): each x-crossbar sees its member
-// nodes arrive; once all have, it signals every y-crossbar of the group's
-// columns; a y-crossbar that has heard from every row of the group tells its
-// member nodes. With one crossbar (1D) the x-crossbar tells its nodes itself.
+// spread over the crossbars (model/sr8000/README.md, "Published figures"):
+// each x-crossbar sees its member nodes arrive; once all have, it signals
+// every y-crossbar of the group's columns; a y-crossbar that has heard from
+// every row of the group tells its member nodes. With one crossbar (1D) the
+// x-crossbar tells its nodes itself.
 // Every step is a signal on a dedicated line (sr8000_barrier_signal_ns) plus
 // the crossbar's detection (sr8000_barrier_detect_ns), so the time from the
 // last arrival to every release is the same for 2 nodes or 64: flat in p.

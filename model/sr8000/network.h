@@ -1,10 +1,11 @@
 // network.h - the Hitachi SR8000 as one of the cluster's networks: an NIA in
 // every node on the node's memory bus, and the multi-dimensional crossbar
-// that joins them (hardware.md 2). With `crossbar X Y` (or up to 8 nodes and
-// no crossbar line: X = nodes, Y = 1), node n sits at column n % X of row
-// n / X. Row r's nodes hang off x-crossbar r; with Y > 1 column c's nodes
-// also hang off y-crossbar c, and a serialisation crossbar is joined to every
-// x-crossbar. Every link moves sr8000_link_mbps per direction.
+// that joins them (model/sr8000/README.md, "Published figures"). With
+// `crossbar X Y` (or up to 8 nodes and no crossbar line: X = nodes, Y = 1),
+// node n sits at column n % X of row n / X. Row r's nodes hang off
+// x-crossbar r; with Y > 1 column c's nodes also hang off y-crossbar c, and a
+// serialisation crossbar is joined to every x-crossbar. Every link moves
+// sr8000_link_mbps per direction.
 //
 // Routes (x then y): a packet to a node of its own row crosses its
 // x-crossbar; to its own column, its y-crossbar; otherwise its x-crossbar to

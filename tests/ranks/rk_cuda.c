@@ -329,8 +329,9 @@ static void more_calls(int emulated)
 }
 
 /* A copy within one GPU's memory: PEACH2 DMA from the node to itself against
- * cudaMemcpy device to device on registered memory (hardware.md: PEACH2 is
- * faster up to 8 KB; cudaMemcpy's minimum is 13.0 us there). The model's
+ * cudaMemcpy device to device on registered memory (model/README.md,
+ * "Published figures": PEACH2 is faster up to 8 KB; cudaMemcpy's minimum is
+ * 13.0 us there). The model's
  * PEACH2 side is its GPU DMA (gpu_read_gbps and the rest), the CUDA side the
  * cuda_* parameters: the crossover follows from both and is printed. */
 static void crossover_checks(void)

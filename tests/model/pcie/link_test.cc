@@ -60,7 +60,8 @@ void single_tlp_latency(const Params& p) {
 }
 
 TEST(LinkTiming, PeakIsTheFourGBpsOfGen2x8) {
-  // hardware.md: 5 GT/s x 8 lanes after 8b/10b is 4 GB/s, 0.25 ns per byte.
+  // model/README.md, "Published figures": 5 GT/s x 8 lanes after 8b/10b is
+  // 4 GB/s, 0.25 ns per byte.
   LinkConfig c{Params{}};
   EXPECT_DOUBLE_EQ(c.bytes_per_ns(), 4.0);
   EXPECT_EQ(c.wire_time(1), sc_time(250, sc_core::SC_PS));
