@@ -4,7 +4,7 @@
  * as libcudart.so.<major> with the toolkit's SONAME and symbol version, so
  * that a program linked against the real shared libcudart runs on it
  * unchanged when p2run puts its directory first on LD_LIBRARY_PATH
- * (README, CUDA).
+ * (lib/cuda/README.md).
  *
  * The device: one K20X-like GPU per rank ("Tesla K20X (emulated)"), whose
  * memory is the node's GPU arena, the memory the PEACH2 model serves at the

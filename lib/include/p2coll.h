@@ -1,7 +1,7 @@
 /*
  * p2coll.h - collectives over the TCA interconnect (barrier, broadcast,
  * scatter, gather, reduce, allgather, allreduce) for ranks started by p2run,
- * with the published TCA algorithms (README "Collectives"; lib/src/coll/).
+ * with the published TCA algorithms (lib/README.md "Collectives"; lib/src/coll/).
  *
  * Communicators. P2_COMM_WORLD is every rank of the job; p2_comm_create makes
  * a sub-communicator from a list of ranks. Ranks passed to collectives
@@ -79,7 +79,7 @@
  * from the model's calibrated figures and the call picks the fastest; the
  * environment variable P2_COLL_<COLLECTIVE>=<algorithm> (e.g.
  * P2_COLL_ALLGATHER=ring) forces one, and P2_COLL_RULES=<file> names a rules
- * file read once (format in README "Collectives"; a bad line is reported as
+ * file read once (format in lib/README.md "Collectives"; a bad line is reported as
  * FILE:LINE on stderr, a path that is no regular file (a device, a FIFO) by
  * name; every collective then returns TCA_ERROR_INVALID_ARGUMENT).
  * Precedence: variable, rules file, cost model.

@@ -73,7 +73,7 @@ typedef enum p2_chan_op {
     P2_CHAN_EXIT = 7,       /* posted: the rank is leaving at this stamp */
     P2_CHAN_GPU_REGISTER = 8,  /* blocking, no device: back [a, a + b) of the node's GPU
                                   window (offsets from its start) with real GPU memory;
-                                  data holds a p2_chan_gpu_ipc (README, CUDA) */
+                                  data holds a p2_chan_gpu_ipc (lib/cuda/README.md) */
     P2_CHAN_GPU_UNREGISTER = 9, /* blocking: end the range registered at window offset a
                                   (answered once the simulator closed its mapping, so
                                   that the rank may cudaFree the memory then) */

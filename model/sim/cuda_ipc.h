@@ -1,4 +1,4 @@
-// cuda_ipc.h - the real CUDA path in the simulator (README, CUDA): ranges of a
+// cuda_ipc.h - the real CUDA path in the simulator (lib/cuda/README.md): ranges of a
 // node's GPU window backed by real GPU memory that a rank allocated with the
 // real CUDA runtime and registered with tcaCreateHandle(..., tcaMemoryGPU).
 //

@@ -481,7 +481,7 @@ int main(int argc, char **argv)
             rk_fail("unknown argument '%s' (d2d=US, d2d_reg=US)", argv[i]);
     /* On a GPU machine (p2run --gpu real, or auto there) the same program runs
      * on the real runtime: the GPU DMA then reaches real cudaMalloc memory
-     * through CUDA IPC (README, CUDA), and every error path must answer as
+     * through CUDA IPC (lib/cuda/README.md), and every error path must answer as
      * the emulated runtime does. Copy timings are the emulated runtime's. */
     int emulated = device_checks();
     if (emulated < 0)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # layers.sh SOURCE_DIR - checks that every quoted #include of the project's
-# sources reaches only its own layer or a layer below (README.md, Layers):
+# sources reaches only its own layer or a layer below (README.md, "Where things are"):
 #
 #   mpi                    the MPI layer: lib's public and internal interfaces
 #   lib                    TCA library, collectives, FMPL, rank runtime, CUDA runtime

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sizes.sh SOURCE_DIR - no source file of the project grows past 700 lines: a
-# longer one holds several units, to be cut along its seams (README.md, Layers).
+# longer one holds several units, to be cut along its seams (README.md, "Where things are").
 set -u
 cd "${1:?usage: sizes.sh SOURCE_DIR}" || exit 2
 limit=700

@@ -2,7 +2,7 @@
 # units.sh NAME OBJECT... - checks that the units (object files) of one
 # library call each other one way: builds the graph "unit A calls a function
 # or reads data that unit B defines" from nm, and fails naming a cycle if
-# there is one (README.md, Layers: dependencies between a layer's files run
+# there is one (README.md, "Where things are": dependencies between a layer's files run
 # one way, as between the layers).
 set -u
 name=${1:?usage: units.sh NAME OBJECT...}

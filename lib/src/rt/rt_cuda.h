@@ -1,5 +1,5 @@
 /*
- * rt_cuda.h - the real CUDA path of the rank runtime (README, CUDA): GPU
+ * rt_cuda.h - the real CUDA path of the rank runtime (lib/cuda/README.md): GPU
  * memory that the real CUDA runtime allocated (cudaMalloc on a real GPU)
  * registered with the simulator, so that PEACH2 DMA reads and writes the real
  * bytes at modelled times.

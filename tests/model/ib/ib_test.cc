@@ -87,7 +87,7 @@ TEST(Ib, ErrorsCompleteWithTheirStatus) {
   });
 }
 
-// The calibration scenario (README, IB calibration): 8 B SEND ping-pong,
+// The calibration scenario (model/ib/README.md, Calibration): 8 B SEND ping-pong,
 // host memory, half the round trip; 4 MiB RDMA write over both rails.
 struct Figures {
   uint64_t half_rtt_ps = 0;

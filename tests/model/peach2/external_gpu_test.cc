@@ -1,5 +1,5 @@
 // GPU window ranges backed by memory outside the arena (the real CUDA path,
-// README: CUDA): the model moves their bytes through ExternalGpuMemory at
+// lib/cuda/README.md): the model moves their bytes through ExternalGpuMemory at
 // exactly the times it moves the arena's. A fake stands in for the GPU here;
 // the CUDA IPC implementation itself needs a GPU (ranks.cuda.real).
 #include <gtest/gtest.h>
