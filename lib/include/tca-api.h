@@ -2,7 +2,7 @@
  * tca-api.h - the TCA communication API for PEACH2 boards.
  *
  * The names, types and argument orders are those existing TCA programs call
- * (see the project's tca-api.md); everything else here is documented where it
+ * (lib/README.md lists them); everything else here is documented where it
  * is declared. Every call returns a tcaresult: TCA_SUCCESS (0), TCA_NOT_YET
  * (a test found nothing, > 0) or an error (< 0); tcaGetErrorString names each.
  * Output arguments are written only on success.

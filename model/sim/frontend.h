@@ -1,7 +1,7 @@
 // frontend.h - the simulator's side of the virtual-cluster job: serves the
 // ranks' channel requests through each node's devices (NodeDevice: BAR
 // stores, loads and register waits) and host memory (memory waits), and keeps
-// the virtual-time protocol (architecture.md, "Processes and virtual time").
+// the virtual-time protocol (below, and emu/README.md).
 // Nothing here knows a device type.
 //
 // Virtual time. Every request carries its rank's virtual clock (ps). Ranks
