@@ -31,6 +31,9 @@
 #include "wl_report.h"
 #include "wl_sweep.h"
 #include "wl_tca.h"
+#ifdef CB_HAVE_MPI
+#include "wl_sweep_mpi.h"
+#endif
 
 #define PROGRAM "collectives"
 
@@ -155,22 +158,6 @@ static void count_wrong(void *ctx, wl_sweep_iteration *it)
 #ifdef CB_HAVE_MPI
 static double mpi_clock(void) { return MPI_Wtime(); }
 
-static void mpi_sync(void *ctx)
-{
-    (void)ctx;
-    MPI_Barrier(MPI_COMM_WORLD);
-}
-
-/* OSU's figures: the ranks' sum and the slowest, at rank 0. */
-static double mpi_reduce(void *ctx, double value, wl_sweep_op op)
-{
-    (void)ctx;
-    double out = 0;
-    MPI_Reduce(&value, &out, 1, MPI_DOUBLE, op == WL_SWEEP_MAX ? MPI_MAX : MPI_SUM, 0,
-               MPI_COMM_WORLD);
-    return out;
-}
-
 static int mpi_run(void *ctx, wl_sweep_iteration *it)
 {
     cb_sweep *s = ctx;
@@ -191,7 +178,7 @@ static void mpi_after(void *ctx, wl_sweep_result *result)
         .iterations = s->o->iterations, .warmup = s->o->warmup, .timing = WL_SWEEP_TIME_EACH,
         .across = WL_SWEEP_ACROSS_MEAN_MAX, .ranks = s->a.size, .timer = 1,
         .check = s->o->check, .check_warmup = 1};
-    const wl_sweep_transport mpi = {mpi_clock, mpi_sync, mpi_reduce, NULL};
+    const wl_sweep_transport mpi = {mpi_clock, wl_sweep_mpi_barrier, wl_sweep_mpi_reduce, NULL};
     const wl_sweep_ops ops = {.prepare = fill_inputs, .run = mpi_run, .check = count_wrong};
     wl_sweep_result r;
     wl_sweep_measure(&config, &mpi, &ops, s, &result->size, &r);

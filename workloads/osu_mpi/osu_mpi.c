@@ -43,6 +43,7 @@
 #include "wl_options.h"
 #include "wl_report.h"
 #include "wl_sweep.h"
+#include "wl_sweep_mpi.h"
 
 #define PROGRAM "osu_mpi"
 #define WINDOW 64
@@ -255,22 +256,6 @@ static void p2p_row(void *ctx, const wl_sweep_result *res, wl_cell *c)
 }
 
 /* ---- The collectives: every rank ------------------------------------------------ */
-
-static void mpi_barrier(void *ctx)
-{
-    (void)ctx;
-    MPI_Barrier(MPI_COMM_WORLD);
-}
-
-/* OSU's figures: the ranks' sum and the slowest, at rank 0. */
-static double mpi_reduce(void *ctx, double value, wl_sweep_op op)
-{
-    (void)ctx;
-    double out = 0;
-    MPI_Reduce(&value, &out, 1, MPI_DOUBLE, op == WL_SWEEP_MAX ? MPI_MAX : MPI_SUM, 0,
-               MPI_COMM_WORLD);
-    return out;
-}
 
 static uint64_t mpi_sum_wrong(void *ctx, uint64_t wrong)
 {
@@ -560,7 +545,8 @@ int main(int argc, char **argv)
         config.across = WL_SWEEP_ACROSS_NONE;
         wl_sweep_run(&config, &transport, &ops, &ctx, rep, &total_wrong);
     } else if (coll >= 0) {
-        const wl_sweep_transport transport = {clock_s, mpi_barrier, mpi_reduce, mpi_sum_wrong};
+        const wl_sweep_transport transport = {clock_s, wl_sweep_mpi_barrier, wl_sweep_mpi_reduce,
+                                                  mpi_sum_wrong};
         const wl_sweep_ops ops = {.prepare = coll_inputs, .run = coll_call, .check = coll_check,
                                   .row = coll_row};
         config.timing = WL_SWEEP_TIME_EACH;
