@@ -448,7 +448,7 @@ int Frontend::run() {
         step_next_instant();
         continue;
       }
-      if (waiting_ > 0) return deadlock();
+      if (waiting_ > 0 && !exit_unreaped()) return deadlock();
     } else if (limit.time > 0 && !advance_through(limit.time - 1)) {
       continue;
     }
@@ -485,6 +485,23 @@ void Frontend::check_stall() {
     std::cerr << "p2sim: a running rank that blocks outside the library (in MPI, in sleep, or\n"
                  "  spinning on memory) holds simulated time under --clock=model; such programs\n"
                  "  need --clock=cpu\n";
+}
+
+// A rank that said goodbye (P2_CHAN_EXIT) may be failing on its own, in its
+// exit path (exit(1) after an error): its status, not the deadlock its end
+// leads the others into, is the job's (p2run's on_child_exit). So a deadlock
+// waits until p2run has reaped every such rank, or kExitReapGraceSeconds of
+// host time. Only the end's wording depends on it, never a simulated time.
+bool Frontend::exit_unreaped() {
+  bool pending = false;
+  for (const Rank& r : ranks_)
+    if (r.lane == 0 && r.done && !r.reaped) pending = true;
+  if (!pending) return false;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double wall = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  if (exit_wait_since_ < 0) exit_wait_since_ = wall;
+  return wall - exit_wait_since_ < kExitReapGraceSeconds;
 }
 
 void Frontend::finish() {

@@ -175,6 +175,7 @@ class Frontend {
   int rank_fault();
   void finish();
   void check_stall();
+  bool exit_unreaped();
 
   // Message text: "1.234 us", the latest time a rank may reach, "0x1f".
   static std::string us(uint64_t t_ps);
@@ -197,6 +198,10 @@ class Frontend {
   uint64_t poll_detect_ps_ = 0;
   // Stall diagnosis (wall time, for a message only).
   static constexpr double kStallHintSeconds = 2.0;
+  // How long (host time) a deadlock waits for p2run to reap a rank that said
+  // goodbye (exit_unreaped); under mpirun nobody reaps.
+  static constexpr double kExitReapGraceSeconds = 0.5;
+  double exit_wait_since_ = -1;
   uint64_t requests_seen_ = 0;
   uint64_t stall_mark_ = 0;
   double stall_since_ = 0;
