@@ -12,7 +12,10 @@ declare -A def
 unit() { local u=${1%.o}; u=${u%.c}; u=${u%.cc}; echo "$(basename "$(dirname "$u")")/$(basename "$u")"; }
 for o in "$@"; do
   u=$(unit "$o")
-  while read -r _ _ sym; do def[$sym]=$u; done < <(nm --defined-only -g "$o" | grep -E ' [TDBRVW] ')
+  # Strong definitions only: a weak one (an inline function or template a
+  # header defines, emitted wherever the compiler did not inline it) is no
+  # unit's own.
+  while read -r _ _ sym; do def[$sym]=$u; done < <(nm --defined-only -g "$o" | grep -E ' [TDBRGS] ')
 done
 edges=$(for o in "$@"; do
   u=$(unit "$o")
