@@ -5,7 +5,7 @@
  * MPI_Wtime, MPI_Wtick). The top unit: it may use every other.
  */
 #define _GNU_SOURCE
-#include "p2mpi_coll.h"
+#include "p2mpi_nbc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +61,9 @@ int MPI_Finalize(void)
 {
     pm_enter("MPI_Finalize");
     pm_need_init("MPI_Finalize");
-    /* Every message this rank started is out of its hands before it goes. */
+    /* Every message this rank started is out of its hands before it goes
+     * (and every nonblocking collective it started has ended). */
+    pm_nbc_drain();
     snprintf(E.what, sizeof E.what, "draining its sends");
     while (E.sq_done < E.sq_posted || E.pending || E.nev)
         pm_progress(1);
