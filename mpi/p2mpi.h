@@ -14,6 +14,7 @@
  * offers to the units above it):
  *   p2mpi_core.c        the rank's state E; the clock, the bracket of an MPI
  *                       call, errors; the communicator table
+ *   p2mpi_coro.c        coroutines (a function that yields where it would block)
  *   p2mpi_datatype.c    datatypes: sizes, packing, local copies
  *   p2mpi_gpu.c         GPU buffers: staging costs, the copy engines' timed events
  *   p2mpi_request.c     requests
@@ -26,6 +27,8 @@
  *   p2mpi_coll_reduce.c the algorithms that reduce (reduce, allreduce)
  *   p2mpi_coll_calls.c  the MPI collective calls; p2mpi_coll_v.c their
  *                       v-variants; p2mpi_coll_redscat.c reduce-scatter, scan
+ *   p2mpi_nbc.c         the nonblocking collectives: the blocking calls'
+ *                       algorithms run as coroutines the progress loop resumes
  *   p2mpi_comm.c        communicators and groups
  *   p2mpi_init.c        start-up and shutdown
  * Every declaration of the layer's headers is hidden: the library exports
@@ -69,6 +72,7 @@ typedef struct pm_comm {
     int size, rank;
     int *world;         /* world[comm rank] */
     uint32_t ctx;       /* point-to-point context; collectives use ctx + 1 */
+    uint32_t nbc_seq;   /* nonblocking collectives started on it (their contexts) */
     struct pm_comm *next;
 } pm_comm;
 
@@ -107,6 +111,12 @@ typedef struct pm_state {
     size_t nev, ev_cap;
     uint64_t ev_seq;
     uint64_t d2h_free, h2d_free; /* when the GPU's copy engines are next idle */
+    uint64_t handled;    /* completions and timed events the progress loop has handled */
+    /* The nonblocking collectives (p2mpi_nbc.c): resumes every one in flight,
+     * set at the first; and the context bits of the one running now, which
+     * its collective messages carry (0 outside: blocking collectives) */
+    void (*nbc_run)(void);
+    uint32_t coll_ctx_bits;
     const char *call;
     char what[80];
     uint64_t call_start;

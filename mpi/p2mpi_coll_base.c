@@ -58,6 +58,13 @@ void gpu_path_begin(int gpu)
 /* The end of every collective call (END). */
 void gpu_path_end(void) { gpu_path = 0; }
 
+int pm_coll_gpu_path_swap(int v)
+{
+    int was = gpu_path;
+    gpu_path = v;
+    return was;
+}
+
 void c_send(const void *b, int n, MPI_Datatype t, int dest, int tag, pm_comm *c, int coll)
 {
     if (gpu_path)

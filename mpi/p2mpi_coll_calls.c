@@ -1,9 +1,10 @@
 /*
  * p2mpi_coll_calls.c - the MPI collective calls: MPI_Barrier, _Bcast,
  * _Reduce, _Allreduce, _Gather, _Scatter, _Allgather, _Alltoall, with
- * MVAPICH2-GDR's staging of GPU buffers around the algorithms. Depends on
- * the algorithms (p2mpi_coll_move.c, p2mpi_coll_reduce.c) and the units
- * below them.
+ * MVAPICH2-GDR's staging of GPU buffers around the algorithms (each call's
+ * body a pm_coll_* function the nonblocking collectives run too), and
+ * MPI_Reduce_local. Depends on the algorithms (p2mpi_coll_move.c,
+ * p2mpi_coll_reduce.c) and the units below them.
  */
 #define _GNU_SOURCE
 #include "p2mpi_coll_internal.h"
@@ -20,9 +21,8 @@ int MPI_Barrier(MPI_Comm comm)
     END();
 }
 
-int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+void pm_coll_bcast(void *buf, int count, MPI_Datatype type, int root, pm_comm *c)
 {
-    BEGIN("MPI_Bcast");
     check_root(root, c);
     size_t n = pm_type_size(type) * (size_t)count;
     /* MVAPICH2 (naive CUDA path): every rank stages the buffer out of the
@@ -40,6 +40,12 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     free(b);
     if (gpu)
         pm_charge_stage_h2d(n);
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    BEGIN("MPI_Bcast");
+    pm_coll_bcast(buf, count, type, root, c);
     END();
 }
 
@@ -61,10 +67,9 @@ static int stage_reduce_inputs(const void *send, const void *recv, size_t n)
     return gpu_recv;
 }
 
-int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, int root,
-               MPI_Comm comm)
+void pm_coll_reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, int root,
+                    pm_comm *c)
 {
-    BEGIN("MPI_Reduce");
     check_root(root, c);
     /* MVAPICH2 stages GPU buffers through host memory: the input and the
      * receive buffer (at every rank that passes one) out, the result back
@@ -83,13 +88,19 @@ int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_O
     if (c->rank == root && gpu_recv)
         pm_charge_stage_h2d(n);
     free(acc);
+}
+
+int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, int root,
+               MPI_Comm comm)
+{
+    BEGIN("MPI_Reduce");
+    pm_coll_reduce(send, recv, count, type, op, root, c);
     END();
 }
 
-int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
-                  MPI_Comm comm)
+void pm_coll_allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
+                       pm_comm *c)
 {
-    BEGIN("MPI_Allreduce");
     /* MVAPICH2 copies a GPU input and the GPU receive buffer (both, even
      * when the receive buffer is about to be overwritten) to host memory,
      * runs the host algorithm and copies the result back */
@@ -109,13 +120,19 @@ int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MP
         pm_charge_stage_h2d(n);
         free(host);
     }
+}
+
+int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm)
+{
+    BEGIN("MPI_Allreduce");
+    pm_coll_allreduce(send, recv, count, type, op, c);
     END();
 }
 
-int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
-               MPI_Datatype rtype, int root, MPI_Comm comm)
+void pm_coll_gather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                    MPI_Datatype rtype, int root, pm_comm *c)
 {
-    BEGIN("MPI_Gather");
     check_root(root, c);
     int is_root = c->rank == root;
     size_t blk = is_root ? pm_type_size(rtype) * (size_t)rcount : pm_type_size(stype) * (size_t)scount;
@@ -145,7 +162,7 @@ int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int
             free(all);
         }
         free(packed);
-        END();
+        return;
     }
     /* MVAPICH2's naive CUDA gather: each rank's block leaves the GPU (the
      * root's own too, into its staged receive buffer); the root copies the
@@ -168,13 +185,19 @@ int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int
         pm_charge_stage_h2d(blk * (size_t)c->size);
     free(mine);
     free(all);
+}
+
+int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+               MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    BEGIN("MPI_Gather");
+    pm_coll_gather(send, scount, stype, recv, rcount, rtype, root, c);
     END();
 }
 
-int MPI_Scatter(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
-                MPI_Datatype rtype, int root, MPI_Comm comm)
+void pm_coll_scatter(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                     MPI_Datatype rtype, int root, pm_comm *c)
 {
-    BEGIN("MPI_Scatter");
     check_root(root, c);
     int is_root = c->rank == root;
     size_t blk = is_root ? pm_type_size(stype) * (size_t)scount : pm_type_size(rtype) * (size_t)rcount;
@@ -199,7 +222,7 @@ int MPI_Scatter(const void *send, int scount, MPI_Datatype stype, void *recv, in
             unpack_from(packed, recv, rcount, rtype);
         free(packed);
         free(packed_all);
-        END();
+        return;
     }
     /* MVAPICH2's naive CUDA scatter: the root stages all blocks out of the
      * GPU; each rank copies its block into its GPU buffer */
@@ -218,13 +241,19 @@ int MPI_Scatter(const void *send, int scount, MPI_Datatype stype, void *recv, in
         pm_charge_stage_h2d(blk);
     free(mine);
     free(all);
+}
+
+int MPI_Scatter(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    BEGIN("MPI_Scatter");
+    pm_coll_scatter(send, scount, stype, recv, rcount, rtype, root, c);
     END();
 }
 
-int MPI_Allgather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
-                  MPI_Datatype rtype, MPI_Comm comm)
+void pm_coll_allgather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                       MPI_Datatype rtype, pm_comm *c)
 {
-    BEGIN("MPI_Allgather");
     size_t blk = pm_type_size(rtype) * (size_t)rcount;
     if (pm_gpu_buf(recv) && blk > MV2_ALLGATHER_NAIVE_LIMIT && dense(rtype) &&
         (send == MPI_IN_PLACE || (pm_gpu_buf(send) && dense(stype)))) {
@@ -238,7 +267,7 @@ int MPI_Allgather(const void *send, int scount, MPI_Datatype stype, void *recv, 
             pm_charge_d2d(blk);
         }
         allgather_bytes((char *)recv, blk, c);
-        END();
+        return;
     }
     /* MVAPICH2's naive CUDA allgather: this rank's block out of the GPU,
      * the gathered blocks back in */
@@ -257,13 +286,19 @@ int MPI_Allgather(const void *send, int scount, MPI_Datatype stype, void *recv, 
     if (pm_gpu_buf(recv))
         pm_charge_stage_h2d(blk * (size_t)c->size);
     free(all);
+}
+
+int MPI_Allgather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                  MPI_Datatype rtype, MPI_Comm comm)
+{
+    BEGIN("MPI_Allgather");
+    pm_coll_allgather(send, scount, stype, recv, rcount, rtype, c);
     END();
 }
 
-int MPI_Alltoall(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
-                 MPI_Datatype rtype, MPI_Comm comm)
+void pm_coll_alltoall(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                      MPI_Datatype rtype, pm_comm *c)
 {
-    BEGIN("MPI_Alltoall");
     if (send == MPI_IN_PLACE) {
         send = recv;
         scount = rcount;
@@ -286,6 +321,27 @@ int MPI_Alltoall(const void *send, int scount, MPI_Datatype stype, void *recv, i
         pm_charge_stage_h2d(blk * (size_t)c->size);
     free(sb);
     free(rb);
+}
+
+int MPI_Alltoall(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                 MPI_Datatype rtype, MPI_Comm comm)
+{
+    BEGIN("MPI_Alltoall");
+    pm_coll_alltoall(send, scount, stype, recv, rcount, rtype, c);
     END();
 }
 
+/* A local reduction (Open MPI's op through PMPI), charged as the layer
+ * charges the reductions it makes on the host: n bytes at host_reduce_gbps
+ * (MVAPICH2's staged GPU collectives, p2mpi_gpu.h). */
+int MPI_Reduce_local(const void *in, void *inout, int count, MPI_Datatype type, MPI_Op op)
+{
+    CALL("MPI_Reduce_local");
+    if (count < 0)
+        pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
+    pm_charge_reduce(pm_type_size(type) * (size_t)count);
+    int rc = PMPI_Reduce_local(in, inout, count, type, op);
+    if (rc != MPI_SUCCESS)
+        pm_fatal("Open MPI refused the reduction (error %d)", rc);
+    RETURN(MPI_SUCCESS);
+}

@@ -188,8 +188,8 @@ static void redscat_doubling(void *acc, void *tmp, void *recv, const int counts[
  * halving below REDSCAT_LONG total bytes, pairwise exchange at or above;
  * non-commutative ops by the bit-reversed halving for a power of two with
  * equal blocks, recursive doubling otherwise. */
-static void reduce_scatter(const void *send, void *recv, const int counts[], MPI_Datatype t,
-                           MPI_Op op, pm_comm *c)
+void pm_coll_reduce_scatter(const void *send, void *recv, const int counts[], MPI_Datatype t,
+                            MPI_Op op, pm_comm *c)
 {
     int p = c->size, total = 0, regular = 1;
     int *displs = xmalloc(sizeof(int) * (size_t)p);
@@ -231,27 +231,33 @@ int MPI_Reduce_scatter(const void *send, void *recv, const int rcounts[], MPI_Da
                        MPI_Op op, MPI_Comm comm)
 {
     BEGIN("MPI_Reduce_scatter");
-    reduce_scatter(send, recv, rcounts, type, op, c);
+    pm_coll_reduce_scatter(send, recv, rcounts, type, op, c);
     END();
+}
+
+void pm_coll_reduce_scatter_block(const void *send, void *recv, int rcount, MPI_Datatype type,
+                                  MPI_Op op, pm_comm *c)
+{
+    int *counts = xmalloc(sizeof(int) * (size_t)c->size);
+    for (int i = 0; i < c->size; i++)
+        counts[i] = rcount;
+    pm_coll_reduce_scatter(send, recv, counts, type, op, c);
+    free(counts);
 }
 
 int MPI_Reduce_scatter_block(const void *send, void *recv, int rcount, MPI_Datatype type,
                              MPI_Op op, MPI_Comm comm)
 {
     BEGIN("MPI_Reduce_scatter_block");
-    int *counts = xmalloc(sizeof(int) * (size_t)c->size);
-    for (int i = 0; i < c->size; i++)
-        counts[i] = rcount;
-    reduce_scatter(send, recv, counts, type, op, c);
-    free(counts);
+    pm_coll_reduce_scatter_block(send, recv, rcount, type, op, c);
     END();
 }
 
 /* ---- Scan, Exscan (typed) ------------------------------------------------------------ */
 
 /* Recursive doubling scan: partial = the ranks below and this one. */
-static void scan(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, pm_comm *c,
-                 int exclusive)
+void pm_coll_scan(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, pm_comm *c,
+                  int exclusive)
 {
     void *part_s, *tmp_s;
     void *part = pm_type_buffer(t, count, &part_s), *tmp = pm_type_buffer(t, count, &tmp_s);
@@ -282,7 +288,7 @@ static void scan(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op
 int MPI_Scan(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     BEGIN("MPI_Scan");
-    scan(send, recv, count, type, op, c, 0);
+    pm_coll_scan(send, recv, count, type, op, c, 0);
     END();
 }
 
@@ -290,6 +296,6 @@ int MPI_Exscan(const void *send, void *recv, int count, MPI_Datatype type, MPI_O
                MPI_Comm comm)
 {
     BEGIN("MPI_Exscan");
-    scan(send, recv, count, type, op, c, 1);
+    pm_coll_scan(send, recv, count, type, op, c, 1);
     END();
 }

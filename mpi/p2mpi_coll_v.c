@@ -10,15 +10,14 @@
 
 /* ---- v-variants ---------------------------------------------------------------------- */
 
-int MPI_Gatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
-                const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
-                MPI_Comm comm)
+void pm_coll_gatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
+                     const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                     pm_comm *c)
 {
-    BEGIN("MPI_Gatherv");
     check_root(root, c);
     if (c->rank != root) {
         c_send(send, scount, stype, root, TAG, c, 1);
-        END();
+        return;
     }
     MPI_Request *r = xmalloc(sizeof(MPI_Request) * (size_t)c->size);
     for (int i = 0; i < c->size; i++) {
@@ -33,17 +32,24 @@ int MPI_Gatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
     }
     c_waitall(c->size, r, MPI_STATUSES_IGNORE);
     free(r);
+}
+
+int MPI_Gatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
+                const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                MPI_Comm comm)
+{
+    BEGIN("MPI_Gatherv");
+    pm_coll_gatherv(send, scount, stype, recv, rcounts, displs, rtype, root, c);
     END();
 }
 
-int MPI_Scatterv(const void *send, const int scounts[], const int displs[], MPI_Datatype stype,
-                 void *recv, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+void pm_coll_scatterv(const void *send, const int scounts[], const int displs[], MPI_Datatype stype,
+                      void *recv, int rcount, MPI_Datatype rtype, int root, pm_comm *c)
 {
-    BEGIN("MPI_Scatterv");
     check_root(root, c);
     if (c->rank != root) {
         c_recv(recv, rcount, rtype, root, TAG, c, 1, MPI_STATUS_IGNORE);
-        END();
+        return;
     }
     MPI_Request *r = xmalloc(sizeof(MPI_Request) * (size_t)c->size);
     for (int i = 0; i < c->size; i++) {
@@ -58,13 +64,19 @@ int MPI_Scatterv(const void *send, const int scounts[], const int displs[], MPI_
     }
     c_waitall(c->size, r, MPI_STATUSES_IGNORE);
     free(r);
+}
+
+int MPI_Scatterv(const void *send, const int scounts[], const int displs[], MPI_Datatype stype,
+                 void *recv, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    BEGIN("MPI_Scatterv");
+    pm_coll_scatterv(send, scounts, displs, stype, recv, rcount, rtype, root, c);
     END();
 }
 
-int MPI_Allgatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
-                   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+void pm_coll_allgatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
+                        const int rcounts[], const int displs[], MPI_Datatype rtype, pm_comm *c)
 {
-    BEGIN("MPI_Allgatherv");
     int p = c->size, rank = c->rank;
     size_t sz = pm_type_size(rtype), total = 0;
     size_t *off = xmalloc(sizeof(size_t) * (size_t)(p + 1));
@@ -88,14 +100,20 @@ int MPI_Allgatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
         unpack_from(all + off[i], at(recv, rtype, (size_t)displs[i]), rcounts[i], rtype);
     free(all);
     free(off);
+}
+
+int MPI_Allgatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
+                   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    BEGIN("MPI_Allgatherv");
+    pm_coll_allgatherv(send, scount, stype, recv, rcounts, displs, rtype, c);
     END();
 }
 
-int MPI_Alltoallv(const void *send, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                  void *recv, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                  MPI_Comm comm)
+void pm_coll_alltoallv(const void *send, const int scounts[], const int sdispls[],
+                       MPI_Datatype stype, void *recv, const int rcounts[], const int rdispls[],
+                       MPI_Datatype rtype, pm_comm *c)
 {
-    BEGIN("MPI_Alltoallv");
     if (send == MPI_IN_PLACE)
         pm_fatal("MPI_IN_PLACE is not modelled for MPI_Alltoallv");
     int p = c->size, rank = c->rank;
@@ -114,6 +132,14 @@ int MPI_Alltoallv(const void *send, const int scounts[], const int sdispls[], MP
     }
     c_waitall(k, r, MPI_STATUSES_IGNORE);
     free(r);
+}
+
+int MPI_Alltoallv(const void *send, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                  void *recv, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                  MPI_Comm comm)
+{
+    BEGIN("MPI_Alltoallv");
+    pm_coll_alltoallv(send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, c);
     END();
 }
 

@@ -1,6 +1,6 @@
 /*
- * p2mpi_comm.c - communicators and groups: MPI_Comm_dup, _split, _create,
- * _free, _compare and the group calls. A new communicator's context id is
+ * p2mpi_comm.c - communicators and groups: MPI_Comm_dup, _split,
+ * _split_type, _create, _free, _compare and the group calls. A new communicator's context id is
  * agreed on by a collective over its parent (p2mpi_coll.h); the table of
  * communicators is p2mpi_core.c's. Depends on the collectives and the units
  * below them.
@@ -88,6 +88,32 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
     if (color < 0 && color != MPI_UNDEFINED)
         pm_fatal("color %d is negative (MPI_ERR_ARG)", color);
     *out = split(pm_comm_of(comm, "MPI_Comm_split"), color, key);
+    RETURN(MPI_SUCCESS);
+}
+
+/* MPI_COMM_TYPE_SHARED (and Open MPI's OMPI_COMM_TYPE_HOST): the ranks on
+ * this rank's node, as the launcher placed them (rt->node, p2_rt_rank_node:
+ * one rank per node by default, so each rank alone); OMPI_COMM_TYPE_CLUSTER:
+ * all of them; MPI_UNDEFINED: MPI_COMM_NULL. Open MPI's finer types (cores,
+ * caches, sockets, NUMA domains, boards) need a placement within the node
+ * the model does not have: they end the job. */
+int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out)
+{
+    CALL("MPI_Comm_split_type");
+    (void)info;
+    int color;
+    if (type == MPI_UNDEFINED)
+        color = MPI_UNDEFINED;
+    else if (type == MPI_COMM_TYPE_SHARED || type == OMPI_COMM_TYPE_HOST)
+        color = (int)E.rt->node;
+    else if (type == OMPI_COMM_TYPE_CLUSTER)
+        color = 0;
+    else
+        pm_fatal("split type %d is not modelled (MPI_COMM_TYPE_SHARED, OMPI_COMM_TYPE_HOST and "
+                 "OMPI_COMM_TYPE_CLUSTER are: the model places ranks on nodes, not within "
+                 "them) (MPI_ERR_ARG)",
+                 type);
+    *out = split(pm_comm_of(comm, "MPI_Comm_split_type"), color, key);
     RETURN(MPI_SUCCESS);
 }
 

@@ -422,8 +422,10 @@ static int run_due_event(void)
  * else only one there at the rank's time. */
 int pm_progress(int block)
 {
-    if (run_due_event())
+    if (run_due_event()) {
+        E.handled++;
         return 1;
+    }
     uint64_t i = E.cq_seen;
     volatile uint64_t *word =
         (volatile uint64_t *)(E.base + E.cq_off + IB_CQE_SIZE * (i % CQ_ENTRIES));
@@ -439,8 +441,12 @@ int pm_progress(int block)
             : E.dev->ops->wait_mem(E.dev, word, IB_CQE_SERIAL_MASK, serial, block);
     if (block && E.chan)
         E.chan->mpi_wait[0] = '\0';
-    if (w == P2_WAIT_NOT_YET)
-        return block ? run_due_event() : 0;
+    if (w == P2_WAIT_NOT_YET) {
+        if (!block || !run_due_event())
+            return 0;
+        E.handled++;
+        return 1;
+    }
     if (w != P2_WAIT_OK)
         pm_fatal("the simulator is gone");
     ib_cqe c;
@@ -469,6 +475,7 @@ int pm_progress(int block)
     } else {
         pm_fatal("unexpected completion kind %u (internal)", c.kind);
     }
+    E.handled++;
     return 1;
 }
 

@@ -2,11 +2,18 @@
  * p2mpi_p2p.c - point-to-point on a context, the machinery of the MPI
  * point-to-point calls and of the collectives: a request per call, eager
  * data into a send slot or an RTS, receives matched against the messages
- * that arrived first, waits that run the engine's progress loop. Depends on
- * the engine (p2mpi_engine.c) and the units below it.
+ * that arrived first, waits that run the engine's progress loop. A wait
+ * inside a nonblocking collective's coroutine yields instead (the progress
+ * loop of the call that resumed it goes on), and a wait outside any resumes
+ * the nonblocking collectives in flight after each completion (E.nbc_run,
+ * which p2mpi_nbc.c sets: a hook, as MPI's progress engine calls its
+ * collectives' schedules). Depends on the engine (p2mpi_engine.c), the
+ * coroutines (p2mpi_coro.c) and the units below them.
  */
 #define _GNU_SOURCE
 #include "p2mpi_p2p.h"
+
+#include "p2mpi_coro.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +57,8 @@ static pm_req *req_start(int kind, void *buf, int count, MPI_Datatype type, int 
     r->tag = tag;
     r->comm = c;
     r->coll = coll;
-    r->ctx = c->ctx + (coll ? 1u : 0u);
+    /* a nonblocking collective's messages: a context of their own */
+    r->ctx = coll ? (c->ctx + 1u) | E.coll_ctx_bits : c->ctx;
     r->active = 1;
     *h = as_handle(r);
     pm_describe(kind == RQ_SEND ? "to" : "from", peer, tag, c);
@@ -131,20 +139,50 @@ int pm_irecv(void *buf, int count, MPI_Datatype type, int src, int tag, pm_comm 
     return MPI_SUCCESS;
 }
 
+/* ---- Waiting ------------------------------------------------------------------- */
+
+void pm_nbc_run(void)
+{
+    if (E.nbc_run && !pm_coro_self())
+        E.nbc_run();
+}
+
+void pm_block(void)
+{
+    if (pm_coro_self()) {
+        pm_coro_yield();
+        return;
+    }
+    pm_progress(1);
+    pm_nbc_run();
+}
+
+void pm_poll(void)
+{
+    pm_nbc_run();
+    while (pm_progress(0))
+        pm_nbc_run();
+}
+
+void pm_status_of(const pm_req *r, MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    if (r->kind == RQ_RECV) {
+        *st = r->status;
+    } else {
+        st->MPI_ERROR = MPI_SUCCESS;
+        st->_cancelled = 0;
+        st->_ucount = 0;
+    }
+}
+
 /* Finishes a done request: status out; a persistent one goes inactive, any
  * other is freed and its handle nulled. */
 void pm_finish(MPI_Request *h, MPI_Status *st)
 {
     pm_req *r = as_req(*h);
-    if (st != MPI_STATUS_IGNORE) {
-        if (r->kind == RQ_RECV) {
-            *st = r->status;
-        } else {
-            st->MPI_ERROR = MPI_SUCCESS;
-            st->_cancelled = 0;
-            st->_ucount = 0;
-        }
-    }
+    pm_status_of(r, st);
     if (r->persistent) {
         r->active = 0;
         return;
@@ -173,10 +211,11 @@ int pm_wait(MPI_Request *h, MPI_Status *st)
         return MPI_SUCCESS;
     }
     pm_req *r = as_req(*h);
-    if (!E.what[0])
+    if (!E.what[0] && r->kind != RQ_COLL)
         pm_describe(r->kind == RQ_SEND ? "to" : "from", r->peer, r->tag, r->comm);
+    pm_nbc_run();
     while (!r->done)
-        pm_progress(1);
+        pm_block();
     pm_finish(h, st);
     return MPI_SUCCESS;
 }

@@ -31,6 +31,17 @@ void pm_describe(const char *dir, int peer, int tag, pm_comm *c);
 /* Ends the job unless peer is a rank of c (MPI_PROC_NULL is; MPI_ANY_SOURCE
  * when any_ok). */
 void pm_check_peer(pm_comm *c, int peer, int any_ok);
+/* Waiting. pm_block: one step of a wait, outside a coroutine the next
+ * completion (pm_progress(1)) and then the nonblocking collectives in flight
+ * (pm_nbc_run), inside one (a nonblocking collective's algorithm) a yield to
+ * the call that resumed it. pm_poll: everything there at the rank's time,
+ * the nonblocking collectives resumed after each. pm_nbc_run: resumes them
+ * (not from inside one). */
+void pm_block(void);
+void pm_poll(void);
+void pm_nbc_run(void);
+/* A done request's status, as MPI_Wait returns it (st may be MPI_STATUS_IGNORE). */
+void pm_status_of(const pm_req *r, MPI_Status *st);
 /* A done request finished: status out; a persistent one goes inactive, any
  * other is freed and its handle nulled. */
 void pm_finish(MPI_Request *h, MPI_Status *st);

@@ -1,7 +1,8 @@
 /*
  * p2mpi_p2p_calls.c - the MPI point-to-point calls: send and receive in
- * every mode, waits and tests, persistent requests, probes. Depends on
- * p2mpi_p2p.c and the units below it.
+ * every mode, waits and tests (of any request, a nonblocking collective's
+ * too), MPI_Request_get_status, MPI_Cancel, persistent requests, probes.
+ * Depends on p2mpi_p2p.c and the units below it.
  */
 #define _GNU_SOURCE
 #include "p2mpi_p2p.h"
@@ -87,13 +88,6 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
     RETURN(pm_waitall(n, reqs, sts));
 }
 
-/* Processes every completion already there at the rank's time. */
-static void poll_all(void)
-{
-    while (pm_progress(0))
-        ;
-}
-
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 {
     CALL("MPI_Test");
@@ -103,7 +97,7 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
         RETURN(MPI_SUCCESS);
     }
     if (!as_req(*req)->done)
-        poll_all();
+        pm_poll();
     *flag = as_req(*req)->done;
     if (*flag)
         pm_finish(req, st);
@@ -113,7 +107,7 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
     CALL("MPI_Testall");
-    poll_all();
+    pm_poll();
     int all = 1;
     for (int i = 0; i < n; i++)
         if (!pm_inactive(reqs[i]) && !as_req(reqs[i])->done)
@@ -149,8 +143,9 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
 {
     CALL("MPI_Waitany");
     int i;
+    pm_nbc_run();
     while ((i = first_done(n, reqs)) == -1)
-        pm_progress(1);
+        pm_block();
     if (i == -2) {
         *index = MPI_UNDEFINED;
         pm_empty_status(st);
@@ -164,7 +159,7 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
 int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
 {
     CALL("MPI_Testany");
-    poll_all();
+    pm_poll();
     int i = first_done(n, reqs);
     *flag = i != -1;
     *index = MPI_UNDEFINED;
@@ -197,8 +192,9 @@ static int some_done(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_St
 int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
     CALL("MPI_Waitsome");
+    pm_nbc_run();
     while (first_done(n, reqs) == -1)
-        pm_progress(1);
+        pm_block();
     some_done(n, reqs, outcount, idx, sts);
     RETURN(MPI_SUCCESS);
 }
@@ -206,7 +202,7 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status
 int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
     CALL("MPI_Testsome");
-    poll_all();
+    pm_poll();
     some_done(n, reqs, outcount, idx, sts);
     RETURN(MPI_SUCCESS);
 }
@@ -217,12 +213,71 @@ int MPI_Request_free(MPI_Request *req)
     if (*req == MPI_REQUEST_NULL)
         RETURN(MPI_SUCCESS);
     pm_req *r = as_req(*req);
+    if (r->kind == RQ_COLL && !r->done)
+        pm_fatal("freeing an active nonblocking collective's request is erroneous "
+                 "(MPI_ERR_REQUEST)");
     /* An active request finishes on its own; only then may it go. */
+    pm_nbc_run();
     while (r->active && !r->done)
-        pm_progress(1);
+        pm_block();
     pm_req_free(r);
     *req = MPI_REQUEST_NULL;
     RETURN(MPI_SUCCESS);
+}
+
+/* MPI_Test without the end: the request stays as it is. */
+int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
+{
+    CALL("MPI_Request_get_status");
+    if (pm_inactive(req)) {
+        *flag = 1;
+        pm_empty_status(st);
+        RETURN(MPI_SUCCESS);
+    }
+    pm_req *r = as_req(req);
+    if (!r->done)
+        pm_poll();
+    *flag = r->done;
+    if (r->done)
+        pm_status_of(r, st);
+    RETURN(MPI_SUCCESS);
+}
+
+/* A receive still in the posted queue (nothing matched it) is taken out and
+ * completes cancelled; anything else cannot be cancelled any more (a matched
+ * receive, any send: MPI lets a cancel fail) and completes as it would.
+ * Either way the request must still be completed (MPI_Wait, MPI_Test). The
+ * call looks through the posted queue: charged mpi_call_ns, as a probe. */
+int MPI_Cancel(MPI_Request *req)
+{
+    CALL("MPI_Cancel");
+    if (*req == MPI_REQUEST_NULL)
+        pm_fatal("MPI_REQUEST_NULL passed (MPI_ERR_REQUEST)");
+    pm_req *r = as_req(*req);
+    if (r->kind == RQ_COLL)
+        pm_fatal("cancelling a nonblocking collective's request is erroneous (MPI_ERR_REQUEST)");
+    pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
+    if (r->kind != RQ_RECV || !r->active || r->done)
+        RETURN(MPI_SUCCESS);
+    pm_req *prev = NULL;
+    for (pm_req **q = &E.posted; *q; prev = *q, q = &(*q)->next)
+        if (*q == r) {
+            *q = r->next;
+            if (E.posted_tail == r)
+                E.posted_tail = prev;
+            r->next = NULL;
+            pm_empty_status(&r->status);
+            r->status._cancelled = 1;
+            r->done = 1;
+            break;
+        }
+    RETURN(MPI_SUCCESS);
+}
+
+int MPI_Test_cancelled(const MPI_Status *st, int *flag)
+{
+    *flag = st->_cancelled != 0;
+    return MPI_SUCCESS;
 }
 
 /* Persistent requests: the arguments kept, each MPI_Start posts them anew. */
@@ -325,6 +380,7 @@ static pm_unexp *probe(int src, int tag, pm_comm *c, int block)
                 return u;
         if (!pm_progress(block))
             return NULL;
+        pm_nbc_run();
     }
 }
 

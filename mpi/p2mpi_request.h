@@ -10,7 +10,8 @@
 
 #pragma GCC visibility push(hidden)
 
-enum { RQ_SEND = 1, RQ_RECV = 2 };
+/* RQ_COLL: a nonblocking collective's (p2mpi_nbc.c), done when its algorithm ends */
+enum { RQ_SEND = 1, RQ_RECV = 2, RQ_COLL = 3 };
 typedef struct pm_req {
     int kind, done, active, persistent, coll, sync;
     uint64_t id;

@@ -59,6 +59,65 @@ deterministic)
     cmp -s "$TMP/phases1" "$TMP/phases2" || fail "MPI + TCA: two runs differ: $(diff "$TMP/phases1" "$TMP/phases2")"
     cmp -s "$TMP/calls1" "$TMP/calls2" || fail "mpi_calls: two runs differ: $(diff "$TMP/calls1" "$TMP/calls2")"
     expect_clean ;;
+nbc_*)
+    # The nonblocking collectives (tests/mpi/mpi_nbc.c): every result checked,
+    # several in flight on several communicators, the timing checks (waited
+    # at once: the blocking call's time; computation between start and wait
+    # overlaps the communication). deterministic: twice alike, and alike a
+    # third time with the blocking calls where the nonblocking ones are
+    # started and waited at once: the same simulated times to the ps, and
+    # everything after them too.
+    N=${CASE#nbc_}
+    if [ "$N" = gpu ]; then
+        # on GPU buffers (tests/mpi/mpi_nbc_gpu.c): the blocking calls' GPU paths
+        run -n 4 --gpu emulated --timeout 150 -- "$BIN/mpi_nbc_gpu"
+        expect_rc 0
+        expect_out "mpi_nbc_gpu: all"
+    elif [ "$N" = deterministic ]; then
+        for i in 1 2 blocking; do
+            run -n 5 --timeout 150 -- "$BIN/mpi_nbc" $([ $i = blocking ] && echo blocking)
+            expect_rc 0
+            expect_out "mpi_nbc: all"
+            cp "$TMP/out" "$TMP/nbc$i"
+        done
+        cmp -s "$TMP/nbc1" "$TMP/nbc2" || fail "two runs differ: $(diff "$TMP/nbc1" "$TMP/nbc2")"
+        cmp -s "$TMP/nbc1" "$TMP/nbcblocking" ||
+            fail "started and waited at once, not the blocking calls' times: $(diff "$TMP/nbc1" "$TMP/nbcblocking")"
+    else
+        run -n "$N" --timeout 150 -- "$BIN/mpi_nbc"
+        expect_rc 0
+        for what in "sums:" "twins:" "in flight:" "timing: allreduce 65536 B"; do
+            expect_out "$what"
+        done
+        expect_out "checks passed on $N ranks"
+    fi
+    expect_clean ;;
+cancel_*)
+    N=${CASE#cancel_}
+    run -n "$N" --timeout 60 -- "$BIN/mpi_cancel"
+    expect_rc 0
+    expect_out "mpi_cancel: all"
+    expect_out "checks passed on $N ranks"
+    expect_clean ;;
+local_*)
+    N=${CASE#local_}
+    run -n "$N" --timeout 60 -- "$BIN/mpi_local"
+    expect_rc 0
+    expect_out "reduce_local: MPI_SUM int"
+    expect_out "split_type: MPI_COMM_TYPE_SHARED"
+    expect_out "checks passed on $N ranks"
+    expect_clean ;;
+checktick)
+    # STREAM's checktick() on MPI_Wtime under the default --clock=model: it
+    # must end (each read in a loop of reads costs mpi_wtime_ns), twice alike.
+    for i in 1 2; do
+        run -n 2 --timeout 60 -- "$BIN/mpi_checktick"
+        expect_rc 0
+        expect_out "mpi_checktick: STREAM's checktick() ends"
+        cp "$TMP/out" "$TMP/tick$i"
+    done
+    cmp -s "$TMP/tick1" "$TMP/tick2" || fail "two runs differ: $(diff "$TMP/tick1" "$TMP/tick2")"
+    expect_clean ;;
 unsupported)
     run -n 2 --timeout 60 -- "$BIN/mpi_unsupported"
     [ "$RC" -ne 0 ] || fail "status 0 for an unmodelled call"
