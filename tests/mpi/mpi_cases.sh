@@ -266,6 +266,7 @@ fortran_h | fortran_mod | fortran_f08)
     expect_rc 0
     grep -E "^(pingpong|allreduce|ring) " "$TMP/out" >"$TMP/c_times"
     [ "$(wc -l <"$TMP/c_times")" -eq 3 ] || fail "mpi_fortran_ref printed no timings"
+    expect_out "handles: ok"
     awk '/^pingpong 8 B/ { ok = $4 > 1.85 && $4 < 1.95 } END { exit !ok }' "$TMP/c_times" ||
         fail "the C 8 B ping-pong is not the calibrated 1.9 us: $(cat "$TMP/c_times")"
     run -n $N --timeout 150 -- "$BIN/$prog"

@@ -7,9 +7,53 @@
  *   - an 8 B MPI_Allreduce (MPI_SUM), 10 warm-up, 100 timed
  *   - a 1 KiB ring exchange with MPI_Irecv, MPI_Isend and MPI_Waitall, 10
  *     warm-up, 100 timed
+ * Then, as a C program handing MPI objects to Fortran code would, it checks
+ * the Fortran handles of the layer's own objects: MPI_Request_c2f/_f2c and
+ * MPI_Group_c2f/_f2c round trips, MPI_REQUEST_NULL and MPI_GROUP_NULL,
+ * prints "handles: ok" (rank 0), else exits 1.
  * Uses only MPI (mpicc, run by p2run). */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(c)                                                                   \
+    do {                                                                           \
+        if (!(c)) {                                                                \
+            fprintf(stderr, "FAIL %s (line %d)\n", #c, __LINE__);                   \
+            exit(1);                                                               \
+        }                                                                          \
+    } while (0)
+
+static void handles(int rank)
+{
+    int buf;
+    MPI_Request r, s;
+    MPI_Irecv(&buf, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &r);
+    MPI_Irecv(&buf, 1, MPI_INT, MPI_ANY_SOURCE, 98, MPI_COMM_WORLD, &s);
+    MPI_Fint fr = MPI_Request_c2f(r), fs = MPI_Request_c2f(s);
+    CHECK(fr != 0 && fs != 0 && fr != fs);
+    CHECK(MPI_Request_f2c(fr) == r && MPI_Request_f2c(fs) == s);
+    CHECK(MPI_Request_c2f(MPI_REQUEST_NULL) == 0 && MPI_Request_f2c(0) == MPI_REQUEST_NULL);
+    MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Cancel(&s);
+    MPI_Wait(&s, MPI_STATUS_IGNORE);
+    MPI_Group world, one;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &rank, &one);
+    MPI_Fint fw = MPI_Group_c2f(world), fo = MPI_Group_c2f(one);
+    CHECK(fw != fo && MPI_Group_c2f(world) == fw);
+    CHECK(MPI_Group_f2c(fw) == world && MPI_Group_f2c(fo) == one);
+    CHECK(MPI_Group_f2c(MPI_Group_c2f(MPI_GROUP_NULL)) == MPI_GROUP_NULL);
+    CHECK(MPI_Group_f2c(MPI_Group_c2f(MPI_GROUP_EMPTY)) == MPI_GROUP_EMPTY);
+    int r1;
+    MPI_Group_rank(MPI_Group_f2c(fo), &r1);
+    CHECK(r1 == 0);
+    MPI_Group_free(&one);
+    MPI_Group_free(&world);
+    if (rank == 0)
+        printf("handles: ok\n");
+}
 
 int main(int argc, char **argv)
 {
@@ -60,6 +104,7 @@ int main(int argc, char **argv)
     t = (MPI_Wtime() - t0) / 100.0 * 1.0e6;
     if (rank == 0)
         printf("ring 1 KiB: %.6f us\n", t);
+    handles(rank);
     MPI_Finalize();
     return 0;
 }
