@@ -25,8 +25,19 @@ int find_mpi_layer(const char *why, char *out, size_t outlen)
     return find_shipped(why, "P2_MPI_LAYER", "libp2mpi.so", R_OK, NULL, out, outlen);
 }
 
-/* 1 if the ELF executable at `path` links Open MPI (a DT_NEEDED libmpi.so):
- * p2run then preloads the MPI layer into its ranks without mpirun too. */
+/* Open MPI's C library, or one of its language bindings (libmpi_mpifh.so,
+ * libmpi_usempif08.so, libmpi_usempi_ignore_tkr.so: a Fortran program
+ * linked with --as-needed names only these, libmpi.so comes with them;
+ * libmpi_cxx.so). */
+static int open_mpi_lib(const char *name)
+{
+    return strncmp(name, "libmpi.so", 9) == 0 ||
+           (strncmp(name, "libmpi_", 7) == 0 && strstr(name, ".so") != NULL);
+}
+
+/* 1 if the ELF executable at `path` links Open MPI (a DT_NEEDED libmpi.so or
+ * one of its bindings): p2run then preloads the MPI layer into its ranks
+ * without mpirun too. */
 int links_mpi(const char *path)
 {
     int found = 0;
@@ -58,7 +69,7 @@ int links_mpi(const char *path)
                 fread(strs, 1, str->sh_size, f) == str->sh_size)
                 for (size_t d = 0; d < ndyn && !found; d++)
                     if (dyn[d].d_tag == DT_NEEDED && dyn[d].d_un.d_val < str->sh_size &&
-                        strncmp(strs + dyn[d].d_un.d_val, "libmpi.so", 9) == 0)
+                        open_mpi_lib(strs + dyn[d].d_un.d_val))
                         found = 1;
             free(dyn);
             free(strs);

@@ -35,4 +35,5 @@ def main():
             f.write("int %s(void);\nint %s(void) { p2mpi_unsupported(\"%s\"); }\n" % (n, n, n))
     print("%d MPI calls in mpi.h: %d modelled, %d stubs" % (len(declared), len(defined), len(stubs)))
 
-main()
+if __name__ == "__main__":  # gen_fortran.py imports PASS
+    main()

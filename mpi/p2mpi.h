@@ -31,6 +31,8 @@
  *                       algorithms run as coroutines the progress loop resumes
  *   p2mpi_comm.c        communicators and groups
  *   p2mpi_init.c        start-up and shutdown
+ *   p2mpi_fortran.c     the Fortran bindings' conversions (the bindings,
+ *                       fortran_calls.c, are generated: gen_fortran.py)
  * Every declaration of the layer's headers is hidden: the library exports
  * the MPI calls only, so a program's own symbol of the same name never
  * stands in for one of the layer's.

@@ -1,6 +1,7 @@
 /*
  * p2mpi_comm.c - communicators and groups: MPI_Comm_dup, _split,
- * _split_type, _create, _free, _compare and the group calls. A new communicator's context id is
+ * _split_type, _create, _free, _compare and the group calls (with the
+ * groups' Fortran handles, MPI_Group_c2f/_f2c). A new communicator's context id is
  * agreed on by a collective over its parent (p2mpi_coll.h); the table of
  * communicators is p2mpi_core.c's. Depends on the collectives and the units
  * below them.
@@ -158,6 +159,7 @@ int MPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 typedef struct pm_group {
     int size, rank; /* rank: this process's, or MPI_UNDEFINED */
     int *world;
+    MPI_Fint fhandle; /* its Fortran handle once it has one (MPI_Group_c2f), else 0 */
 } pm_group;
 
 static pm_group *group_new(int n, int *world)
@@ -177,7 +179,7 @@ static pm_group *as_group(MPI_Group h)
     if (h == MPI_GROUP_NULL)
         pm_fatal("MPI_GROUP_NULL passed as a group (MPI_ERR_GROUP)");
     if (h == MPI_GROUP_EMPTY) {
-        static pm_group empty = {0, MPI_UNDEFINED, NULL};
+        static pm_group empty = {0, MPI_UNDEFINED, NULL, 0};
         return &empty;
     }
     return (pm_group *)(void *)h;
@@ -251,10 +253,55 @@ int MPI_Group_translate_ranks(MPI_Group a, int n, const int ranks[], MPI_Group b
     return MPI_SUCCESS;
 }
 
+/* Fortran handles of groups (MPI_Group_c2f, _f2c; the Fortran bindings,
+ * p2mpi_fortran.c): the predefined groups keep Open MPI's (MPI_GROUP_NULL 0,
+ * MPI_GROUP_EMPTY 1); the layer's groups are numbered from F_GROUP_BASE up,
+ * a slot of gtab each until MPI_Group_free. */
+enum { F_GROUP_BASE = 16 };
+static pm_group **gtab;
+static int gtab_cap;
+
+MPI_Fint MPI_Group_c2f(MPI_Group h)
+{
+    if (h == MPI_GROUP_NULL || h == MPI_GROUP_EMPTY)
+        return PMPI_Group_c2f(h);
+    pm_group *g = as_group(h);
+    if (g->fhandle)
+        return g->fhandle;
+    int i = 0;
+    while (i < gtab_cap && gtab[i])
+        i++;
+    if (i == gtab_cap) {
+        int cap = gtab_cap ? 2 * gtab_cap : 64;
+        pm_group **t = realloc(gtab, sizeof *t * (size_t)cap);
+        if (!t)
+            pm_fatal("out of memory");
+        memset(t + gtab_cap, 0, sizeof *t * (size_t)(cap - gtab_cap));
+        gtab = t;
+        gtab_cap = cap;
+    }
+    gtab[i] = g;
+    g->fhandle = F_GROUP_BASE + i;
+    return g->fhandle;
+}
+
+MPI_Group MPI_Group_f2c(MPI_Fint f)
+{
+    if (f == PMPI_Group_c2f(MPI_GROUP_NULL))
+        return MPI_GROUP_NULL;
+    if (f == PMPI_Group_c2f(MPI_GROUP_EMPTY))
+        return MPI_GROUP_EMPTY;
+    if (f < F_GROUP_BASE || f - F_GROUP_BASE >= gtab_cap || !gtab[f - F_GROUP_BASE])
+        pm_fatal("Fortran group handle %d names no group (MPI_ERR_GROUP)", (int)f);
+    return (MPI_Group)(void *)gtab[f - F_GROUP_BASE];
+}
+
 int MPI_Group_free(MPI_Group *group)
 {
     if (*group != MPI_GROUP_EMPTY && *group != MPI_GROUP_NULL) {
         pm_group *g = as_group(*group);
+        if (g->fhandle)
+            gtab[g->fhandle - F_GROUP_BASE] = NULL;
         free(g->world);
         free(g);
     }

@@ -39,6 +39,8 @@ pm_req *pm_req_by_id(uint64_t id)
     return E.reqs[id];
 }
 
+pm_req *pm_req_find(uint64_t id) { return id < E.reqs_cap ? E.reqs[id] : NULL; }
+
 void pm_req_free(pm_req *r)
 {
     E.reqs[r->id] = NULL;

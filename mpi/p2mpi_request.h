@@ -42,6 +42,9 @@ typedef struct pm_req {
 pm_req *pm_req_new(int kind);
 pm_req *pm_req_by_id(uint64_t id);
 void pm_req_free(pm_req *r);
+/* The request an id names, or NULL (a Fortran request handle is the id:
+ * p2mpi_fortran.c). */
+pm_req *pm_req_find(uint64_t id);
 
 /* MPI_Request handles are the requests themselves. */
 static inline pm_req *as_req(MPI_Request h) { return (pm_req *)(void *)h; }
