@@ -21,6 +21,8 @@
  *   p2mpi_engine.c      the message engine over the HCA: protocols, progress
  *   p2mpi_p2p.c         point-to-point on a context (pm_isend ... pm_sendrecv)
  *   p2mpi_p2p_calls.c   the MPI point-to-point calls
+ *   p2mpi_p2p_modes.c   buffered and ready sends, matched probes, generalized
+ *                       requests
  *   p2mpi_coll_base.c   what the collective algorithms are written against
  *   p2mpi_coll_move.c   the algorithms that move data (barrier, bcast, gather,
  *                       scatter, allgather, alltoall)

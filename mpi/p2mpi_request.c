@@ -41,6 +41,8 @@ pm_req *pm_req_by_id(uint64_t id)
 
 void pm_req_free(pm_req *r)
 {
+    if (r->hooks)
+        r->hooks->release(r);
     E.reqs[r->id] = NULL;
     free(r);
 }
