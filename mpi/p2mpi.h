@@ -32,6 +32,7 @@
  *   p2mpi_nbc.c         the nonblocking collectives: the blocking calls'
  *                       algorithms run as coroutines the progress loop resumes
  *   p2mpi_comm.c        communicators and groups
+ *   p2mpi_intercomm.c   intercommunicators
  *   p2mpi_init.c        start-up and shutdown
  * Every declaration of the layer's headers is hidden: the library exports
  * the MPI calls only, so a program's own symbol of the same name never
@@ -75,6 +76,15 @@ typedef struct pm_comm {
     int *world;         /* world[comm rank] */
     uint32_t ctx;       /* point-to-point context; collectives use ctx + 1 */
     uint32_t nbc_seq;   /* nonblocking collectives started on it (their contexts) */
+    /* Process topology (p2mpi_topo.c): one block of topo_bytes, which
+     * MPI_Comm_dup copies and MPI_Comm_free frees; NULL: none. */
+    struct pm_topo *topo;
+    size_t topo_bytes;
+    /* An intercommunicator (p2mpi_intercomm.c): size and world are the
+     * remote group's (point-to-point reaches it), rank the local rank, and
+     * local the local group as an intracommunicator of its own (no handle);
+     * NULL for an intracommunicator. */
+    struct pm_comm *local;
     struct pm_comm *next;
 } pm_comm;
 
