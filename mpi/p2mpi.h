@@ -32,7 +32,9 @@
  *   p2mpi_nbc.c         the nonblocking collectives: the blocking calls'
  *                       algorithms run as coroutines the progress loop resumes
  *   p2mpi_comm.c        communicators and groups
+ *   p2mpi_topo.c        process topologies (Cartesian, graph, distributed graph)
  *   p2mpi_intercomm.c   intercommunicators
+ *   p2mpi_neighbor.c    the neighbourhood collectives and MPI_Alltoallw
  *   p2mpi_init.c        start-up and shutdown
  * Every declaration of the layer's headers is hidden: the library exports
  * the MPI calls only, so a program's own symbol of the same name never

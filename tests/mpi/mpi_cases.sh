@@ -167,6 +167,51 @@ modes_*)
     done
     expect_out "checks passed on $N ranks"
     expect_clean ;;
+topo_deterministic)
+    # The topologies' test (tests/mpi/mpi_topo.c) twice alike, and a third
+    # time alike with every neighbourhood collective its MPI_Ineighbor_ form
+    # started and waited for at once: the same simulated times to the ps.
+    for i in 1 2 nonblocking; do
+        run -n 6 --timeout 150 -- "$BIN/mpi_topo" $([ $i = nonblocking ] && echo nonblocking)
+        expect_rc 0
+        expect_out "mpi_topo: all"
+        cp "$TMP/out" "$TMP/topo$i"
+    done
+    cmp -s "$TMP/topo1" "$TMP/topo2" || fail "two runs differ: $(diff "$TMP/topo1" "$TMP/topo2")"
+    cmp -s "$TMP/topo1" "$TMP/topononblocking" ||
+        fail "started and waited at once, not the blocking calls' times: $(diff "$TMP/topo1" "$TMP/topononblocking")"
+    expect_clean ;;
+topo_*)
+    N=${CASE#topo_}
+    run -n "$N" --timeout 150 -- "$BIN/mpi_topo"
+    expect_rc 0
+    for what in "dims_create:" "cartesian" "graph:" "distributed graphs:" "in flight:" "timing: neighbor_alltoall"; do
+        expect_out "$what"
+    done
+    [ "$(grep -c '^cartesian .*: ok$' "$TMP/out")" = 4 ] || fail "not every Cartesian grid checked"
+    expect_out "checks passed on $N ranks"
+    expect_clean ;;
+groups_errors)
+    # A collective on an intercommunicator (not modelled: the job ends
+    # naming the call) and a group range outside the group.
+    run -n 4 --timeout 60 -- "$BIN/mpi_groups" intercoll
+    [ "$RC" -ne 0 ] || fail "status 0 for a collective on an intercommunicator"
+    grep -qE "p2mpi: rank [0-3]: MPI_Barrier on an intercommunicator is not modelled" "$TMP/err" ||
+        fail "stderr lacks the intercommunicator collective's report"
+    grep -q "returned" "$TMP/out" && fail "the collective on an intercommunicator returned"
+    run -n 2 --timeout 60 -- "$BIN/mpi_groups" badrange
+    [ "$RC" -ne 0 ] || fail "status 0 for a range outside the group"
+    expect_err "MPI_Group_range_incl: range 0 (0, 2, 1) names a rank outside the group (size 2) (MPI_ERR_RANK)"
+    expect_clean ;;
+groups_*)
+    N=${CASE#groups_}
+    run -n "$N" --timeout 150 -- "$BIN/mpi_groups"
+    expect_rc 0
+    for what in "groups:" "communicators:" "alltoallw:" "intercommunicators:"; do
+        expect_out "$what"
+    done
+    expect_out "checks passed on $N ranks"
+    expect_clean ;;
 unsupported)
     run -n 2 --timeout 60 -- "$BIN/mpi_unsupported"
     [ "$RC" -ne 0 ] || fail "status 0 for an unmodelled call"
