@@ -122,9 +122,10 @@ modes_timing)
     # An 8 B ping-pong (tests/mpi/mpi_modes.c pingpong): MPI_Rsend takes
     # MPI_Send's time to the ps (a ready send is a standard one); MPI_Bsend
     # that plus the copy into the attached buffer, 8 B at mpi_copy_gbps
-    # (10 GB/s: 0.8 ns) per one-way trip, which the model's arrival times
-    # round to its timing grid: pinned at 1.947898 (MPI_Send 1.947241). With
-    # the copy 100 times dearer (0.1 GB/s: 80 ns) the difference is 80 ns.
+    # (10 GB/s: 0.8 ns) per one-way trip, which moves the trip by 0.657 ns
+    # (a later start interleaves differently with the HCA's other work):
+    # pinned at 1.947898 (MPI_Send 1.947241). With the copy 100 times dearer
+    # (0.1 GB/s: 80 ns) the difference is 80 ns.
     for mode in send rsend bsend; do
         run -n 2 --timeout 60 -- "$BIN/mpi_modes" pingpong $mode
         expect_rc 0
