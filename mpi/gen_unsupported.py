@@ -14,7 +14,7 @@ PASS = re.compile(r"^MPI_(Type_|Op_|Pack|Unpack|Get_version$|Get_library_version
                   r"Errhandler_|Comm_(set|get|call|create)_errhandler$|Comm_(set|get)_name$|"
                   r"Comm_(get|set|delete)_attr$|Comm_(create|free)_keyval$|Attr_|Keyval_|Info_|"
                   r"Alloc_mem$|Free_mem$|Query_thread$|Is_thread_main$|Status_|Get_elements|"
-                  r"Aint_|Add_error|Pcontrol$|Comm_test_inter$|Register_datarep$|.*_c2f$|.*_f2c$)")
+                  r"Aint_|Add_error|Pcontrol$|Register_datarep$|.*_c2f$|.*_f2c$)")
 
 def main():
     mpi_h, out, sources = sys.argv[1], sys.argv[2], sys.argv[3:]

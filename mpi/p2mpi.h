@@ -21,6 +21,8 @@
  *   p2mpi_engine.c      the message engine over the HCA: protocols, progress
  *   p2mpi_p2p.c         point-to-point on a context (pm_isend ... pm_sendrecv)
  *   p2mpi_p2p_calls.c   the MPI point-to-point calls
+ *   p2mpi_p2p_modes.c   buffered and ready sends, matched probes, generalized
+ *                       requests
  *   p2mpi_coll_base.c   what the collective algorithms are written against
  *   p2mpi_coll_move.c   the algorithms that move data (barrier, bcast, gather,
  *                       scatter, allgather, alltoall)
@@ -30,6 +32,9 @@
  *   p2mpi_nbc.c         the nonblocking collectives: the blocking calls'
  *                       algorithms run as coroutines the progress loop resumes
  *   p2mpi_comm.c        communicators and groups
+ *   p2mpi_topo.c        process topologies (Cartesian, graph, distributed graph)
+ *   p2mpi_intercomm.c   intercommunicators
+ *   p2mpi_neighbor.c    the neighbourhood collectives and MPI_Alltoallw
  *   p2mpi_init.c        start-up and shutdown
  *   p2mpi_fortran.c     the Fortran bindings' conversions (the bindings,
  *                       fortran_calls.c, are generated: gen_fortran.py)
@@ -75,6 +80,15 @@ typedef struct pm_comm {
     int *world;         /* world[comm rank] */
     uint32_t ctx;       /* point-to-point context; collectives use ctx + 1 */
     uint32_t nbc_seq;   /* nonblocking collectives started on it (their contexts) */
+    /* Process topology (p2mpi_topo.c): one block of topo_bytes, which
+     * MPI_Comm_dup copies and MPI_Comm_free frees; NULL: none. */
+    struct pm_topo *topo;
+    size_t topo_bytes;
+    /* An intercommunicator (p2mpi_intercomm.c): size and world are the
+     * remote group's (point-to-point reaches it), rank the local rank, and
+     * local the local group as an intracommunicator of its own (no handle);
+     * NULL for an intracommunicator. */
+    struct pm_comm *local;
     struct pm_comm *next;
 } pm_comm;
 

@@ -92,7 +92,7 @@ void check_root(int root, pm_comm *c);
 /* The bracket of a collective call on communicator `comm` (c in the body). */
 #define BEGIN(name)                       \
     pm_enter(name);                       \
-    pm_comm *c = pm_comm_of(comm, name)
+    pm_comm *c = pm_intra_of(comm, name)
 #define END()           \
     gpu_path_end();     \
     pm_leave();         \

@@ -108,6 +108,16 @@ pm_comm *pm_comm_of(MPI_Comm h, const char *call)
     pm_fatal("a communicator the layer did not make (MPI_ERR_COMM)");
 }
 
+pm_comm *pm_intra_of(MPI_Comm h, const char *call)
+{
+    pm_comm *c = pm_comm_of(h, call);
+    if (c->local)
+        pm_fatal("%s on an intercommunicator is not modelled (the layer's intercommunicators "
+                 "carry point-to-point messages, MPI_Intercomm_merge and the group queries)",
+                 call);
+    return c;
+}
+
 int pm_comm_rank_of(const pm_comm *c, int w)
 {
     if (c == &world_comm)

@@ -42,6 +42,9 @@ _Noreturn void p2mpi_unsupported(const char *name);
  * ends), and the comm rank of world rank w in c (or -1). */
 pm_comm *pm_comm_of(MPI_Comm c, const char *call);
 int pm_comm_rank_of(const pm_comm *c, int w);
+/* pm_comm_of for the calls that need an intracommunicator: the job ends,
+ * naming the call, on an intercommunicator. */
+pm_comm *pm_intra_of(MPI_Comm c, const char *call);
 /* MPI_COMM_WORLD and MPI_COMM_SELF (the engine's start). */
 void pm_comms_start(void);
 /* A communicator p2mpi_comm.c made joins the table; one it frees leaves. */

@@ -108,7 +108,8 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank)
 int MPI_Comm_size(MPI_Comm comm, int *size)
 {
     pm_need_init("MPI_Comm_size");
-    *size = pm_comm_of(comm, "MPI_Comm_size")->size;
+    pm_comm *c = pm_comm_of(comm, "MPI_Comm_size");
+    *size = c->local ? c->local->size : c->size; /* an intercommunicator's: its local group's */
     return MPI_SUCCESS;
 }
 

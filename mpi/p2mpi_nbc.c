@@ -66,6 +66,9 @@ struct nbc {
     MPI_Datatype stype, rtype;
     MPI_Op op;
     const int *scounts, *sdispls, *rcounts, *rdispls;
+    /* another unit's collective (pm_nbc_start): fn(arg), arg freed at the end */
+    void (*fn)(void *);
+    void *arg;
     /* the layer's per-call state inside the coroutine, kept across switches */
     uint32_t ctx_bits;
     int depth, gpu_path;
@@ -111,6 +114,7 @@ static int resume(nbc *n)
 static void finish(nbc *n)
 {
     n->req->done = 1;
+    free(n->arg);
     pm_coro_free(n->co);
     free(n);
 }
@@ -159,7 +163,7 @@ static nbc *nbc_new(const char *name, void (*run)(nbc *), MPI_Comm comm)
         pm_fatal("out of memory");
     n->name = name;
     n->run = run;
-    n->comm = pm_comm_of(comm, name);
+    n->comm = pm_intra_of(comm, name);
     return n;
 }
 
@@ -440,4 +444,21 @@ int MPI_Iexscan(const void *send, void *recv, int count, MPI_Datatype type, MPI_
     n->op = op;
     n->exclusive = 1;
     NBC_START();
+}
+
+/* ---- Other units' collectives ------------------------------------------------------------ */
+
+static void run_fn(nbc *n) { n->fn(n->arg); }
+
+int pm_nbc_start(const char *name, pm_comm *c, void (*fn)(void *), void *arg, MPI_Request *req)
+{
+    nbc *n = calloc(1, sizeof *n);
+    if (!n)
+        pm_fatal("out of memory");
+    n->name = name;
+    n->run = run_fn;
+    n->comm = c;
+    n->fn = fn;
+    n->arg = arg;
+    return start(n, req);
 }

@@ -166,6 +166,11 @@ void pm_poll(void)
 
 void pm_status_of(const pm_req *r, MPI_Status *st)
 {
+    if (r->hooks) { /* a generalized request: the program's query */
+        MPI_Status ignored;
+        r->hooks->status((pm_req *)r, st == MPI_STATUS_IGNORE ? &ignored : st);
+        return;
+    }
     if (st == MPI_STATUS_IGNORE)
         return;
     if (r->kind == RQ_RECV) {
@@ -211,7 +216,7 @@ int pm_wait(MPI_Request *h, MPI_Status *st)
         return MPI_SUCCESS;
     }
     pm_req *r = as_req(*h);
-    if (!E.what[0] && r->kind != RQ_COLL)
+    if (!E.what[0] && (r->kind == RQ_SEND || r->kind == RQ_RECV))
         pm_describe(r->kind == RQ_SEND ? "to" : "from", r->peer, r->tag, r->comm);
     pm_nbc_run();
     while (!r->done)
@@ -251,4 +256,199 @@ int pm_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int 
     pm_isend(sbuf, scount, stype, dest, stag, c, coll, 0, &r[1]);
     pm_wait(&r[1], MPI_STATUS_IGNORE);
     return pm_wait(&r[0], st);
+}
+
+/* ---- Probes and matched receives ------------------------------------------------ */
+
+pm_unexp *pm_probe(int src, int tag, pm_comm *c, int block)
+{
+    pm_req key = {.peer = src, .tag = tag, .comm = c, .ctx = c->ctx, .type = MPI_BYTE};
+    for (;;) {
+        for (pm_unexp *u = E.unexp; u; u = u->next)
+            if (pm_matches(&key, &u->h))
+                return u;
+        if (!pm_progress(block))
+            return NULL;
+        pm_nbc_run();
+    }
+}
+
+void pm_probe_status(const pm_unexp *u, pm_comm *c, MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = pm_comm_rank_of(c, u->h.src);
+    st->MPI_TAG = u->h.tag;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->_cancelled = 0;
+    st->_ucount = (size_t)u->h.bytes;
+}
+
+void pm_unexp_take(pm_unexp *u)
+{
+    pm_unexp *prev = NULL;
+    for (pm_unexp **pp = &E.unexp; *pp; prev = *pp, pp = &(*pp)->next)
+        if (*pp == u) {
+            *pp = u->next;
+            if (E.unexp_tail == u)
+                E.unexp_tail = prev;
+            u->next = NULL;
+            return;
+        }
+}
+
+int pm_imrecv(void *buf, int count, MPI_Datatype type, pm_unexp *u, pm_comm *c, MPI_Request *req)
+{
+    if (count < 0)
+        pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
+    pm_req *r = req_start(RQ_RECV, buf, count, type, pm_comm_rank_of(c, u->h.src), u->h.tag, c, 0,
+                          req);
+    pm_deliver(r, &u->h, u->data);
+    free(u->data);
+    free(u);
+    return MPI_SUCCESS;
+}
+
+/* ---- Buffered sends ------------------------------------------------------------- */
+
+/* The buffer MPI_Buffer_attach gave: each buffered message takes
+ * MPI_BSEND_OVERHEAD bytes and its packed data, first fit in address order,
+ * until the send from it completes. */
+typedef struct pm_bseg {
+    size_t off, len;
+    pm_req *send; /* the send from the buffer */
+    struct pm_bseg *next;
+} pm_bseg;
+
+static struct {
+    char *base;
+    size_t size;
+    pm_bseg *segs; /* by offset */
+} B;
+
+/* Frees the space of messages whose sends have completed. */
+static void bsend_reclaim(void)
+{
+    for (pm_bseg **q = &B.segs; *q;) {
+        pm_bseg *s = *q;
+        if (s->send->done) {
+            *q = s->next;
+            pm_req_free(s->send);
+            free(s);
+        } else {
+            q = &s->next;
+        }
+    }
+}
+
+/* A gap of len bytes (first fit); the link to insert it at, or NULL. */
+static pm_bseg **bsend_fit(size_t len, size_t *off)
+{
+    size_t at = 0;
+    pm_bseg **q = &B.segs;
+    for (; *q; q = &(*q)->next) {
+        if ((*q)->off - at >= len)
+            break;
+        at = (*q)->off + (*q)->len;
+    }
+    if (at > B.size || B.size - at < len)
+        return NULL;
+    *off = at;
+    return q;
+}
+
+static size_t bsend_used(void)
+{
+    size_t n = 0;
+    for (pm_bseg *s = B.segs; s; s = s->next)
+        n += s->len;
+    return n;
+}
+
+void pm_buffer_attach(void *buf, int size)
+{
+    if (B.base)
+        pm_fatal("a buffer is attached already (MPI_ERR_BUFFER)");
+    if (size < 0)
+        pm_fatal("negative size %d (MPI_ERR_ARG)", size);
+    B.base = buf;
+    B.size = (size_t)size;
+}
+
+void pm_buffer_detach(void **buf, int *size)
+{
+    pm_nbc_run();
+    for (pm_bseg *s = B.segs; s; s = s->next)
+        while (!s->send->done)
+            pm_block();
+    bsend_reclaim();
+    *buf = B.base;
+    *size = (int)B.size;
+    B.base = NULL;
+    B.size = 0;
+}
+
+int pm_ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, pm_comm *c,
+              MPI_Request *req)
+{
+    pm_check_peer(c, dest, 0);
+    if (count < 0)
+        pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
+    if (tag < 0)
+        pm_fatal("negative tag %d (MPI_ERR_TAG)", tag);
+    if (dest == MPI_PROC_NULL) {
+        MPI_Request r;
+        pm_isend(buf, count, type, dest, tag, c, 0, 0, req ? req : &r);
+        if (!req)
+            pm_req_free(as_req(r));
+        return MPI_SUCCESS;
+    }
+    int packed = 0;
+    PMPI_Pack_size(count, type, MPI_COMM_SELF, &packed);
+    size_t n = pm_type_size(type) * (size_t)count, need = (size_t)packed + MPI_BSEND_OVERHEAD, off;
+    if (!B.base)
+        pm_fatal("no buffer is attached (MPI_Buffer_attach) for a buffered send of %zu bytes "
+                 "(MPI_ERR_BUFFER)",
+                 n);
+    bsend_reclaim();
+    pm_bseg **at = bsend_fit(need, &off);
+    if (!at) { /* sends that completed by now free their space */
+        pm_poll();
+        bsend_reclaim();
+        at = bsend_fit(need, &off);
+    }
+    if (!at)
+        pm_fatal("a buffered send of %zu bytes needs %zu bytes of the attached buffer "
+                 "(MPI_BSEND_OVERHEAD %d included): %zu of its %zu bytes are held by messages "
+                 "not yet sent, and no free run is that long (MPI_ERR_BUFFER)",
+                 n, need, MPI_BSEND_OVERHEAD, bsend_used(), B.size);
+    pm_bseg *s = calloc(1, sizeof *s);
+    if (!s)
+        pm_fatal("out of memory");
+    s->off = off;
+    s->len = need;
+    s->next = *at;
+    *at = s;
+    /* The copy into the attached buffer, charged as the eager copy is; the
+     * message then leaves from there as a standard send. */
+    char *data = B.base + off + MPI_BSEND_OVERHEAD;
+    pm_pack(buf, count, type, data, n);
+    pm_charge(pm_gpu_mem(buf) ? pm_gdr_d2h_ps(n) : pm_copy_ps(n));
+    MPI_Request h;
+    pm_isend(data, (int)n, MPI_BYTE, dest, tag, c, 0, 0, &h);
+    s->send = as_req(h);
+    if (req) { /* complete already: the data is in the buffer */
+        pm_req *r = pm_req_new(RQ_SEND);
+        r->active = 1;
+        r->done = 1;
+        r->buf = (void *)buf;
+        r->count = count;
+        r->type = type;
+        r->peer = dest;
+        r->tag = tag;
+        r->comm = c;
+        r->ctx = c->ctx;
+        *req = as_handle(r);
+    }
+    return MPI_SUCCESS;
 }

@@ -40,7 +40,8 @@ void pm_check_peer(pm_comm *c, int peer, int any_ok);
 void pm_block(void);
 void pm_poll(void);
 void pm_nbc_run(void);
-/* A done request's status, as MPI_Wait returns it (st may be MPI_STATUS_IGNORE). */
+/* A done request's status, as MPI_Wait returns it (st may be
+ * MPI_STATUS_IGNORE; a generalized request's query runs either way). */
 void pm_status_of(const pm_req *r, MPI_Status *st);
 /* A done request finished: status out; a persistent one goes inactive, any
  * other is freed and its handle nulled. */
@@ -49,6 +50,26 @@ void pm_finish(MPI_Request *h, MPI_Status *st);
 void pm_empty_status(MPI_Status *st);
 /* Whether a handle is null or an inactive persistent request. */
 int pm_inactive(MPI_Request h);
+
+/* Probes: the earliest message that arrived unmatched and matches (src,
+ * tag) on c's point-to-point context, waiting for arrivals (block) or only
+ * those there at the rank's time (NULL if none); its status. A probed
+ * message taken out of the queue (MPI_Mprobe) and received by a new request
+ * with the cost of a receive (MPI_Mrecv). */
+pm_unexp *pm_probe(int src, int tag, pm_comm *c, int block);
+void pm_probe_status(const pm_unexp *u, pm_comm *c, MPI_Status *st);
+void pm_unexp_take(pm_unexp *u);
+int pm_imrecv(void *buf, int count, MPI_Datatype type, pm_unexp *u, pm_comm *c, MPI_Request *req);
+
+/* Buffered sends (README.md): the attached buffer, and a send copied into it
+ * (charged as the eager copy) that leaves from there as a standard send; it
+ * is complete at once (*req a done request; req may be NULL). The job ends
+ * (MPI_ERR_BUFFER) when no buffer is attached or the message does not fit.
+ * Detaching waits until every buffered message has left. */
+void pm_buffer_attach(void *buf, int size);
+void pm_buffer_detach(void **buf, int *size);
+int pm_ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, pm_comm *c,
+              MPI_Request *req);
 
 #pragma GCC visibility pop
 

@@ -1,7 +1,9 @@
 /*
  * p2mpi_p2p_calls.c - the MPI point-to-point calls: send and receive in
- * every mode, waits and tests (of any request, a nonblocking collective's
- * too), MPI_Request_get_status, MPI_Cancel, persistent requests, probes.
+ * the standard and synchronous modes, waits and tests (of any request, a
+ * nonblocking collective's too), MPI_Request_get_status, MPI_Cancel,
+ * persistent requests (of every mode), probes. The buffered and ready modes
+ * and the matched probes are p2mpi_p2p_modes.c's.
  * Depends on p2mpi_p2p.c and the units below it.
  */
 #define _GNU_SOURCE
@@ -216,6 +218,11 @@ int MPI_Request_free(MPI_Request *req)
     if (r->kind == RQ_COLL && !r->done)
         pm_fatal("freeing an active nonblocking collective's request is erroneous "
                  "(MPI_ERR_REQUEST)");
+    if (r->kind == RQ_GREQ && !r->done) { /* it goes at MPI_Grequest_complete */
+        r->freed = 1;
+        *req = MPI_REQUEST_NULL;
+        RETURN(MPI_SUCCESS);
+    }
     /* An active request finishes on its own; only then may it go. */
     pm_nbc_run();
     while (r->active && !r->done)
@@ -257,6 +264,10 @@ int MPI_Cancel(MPI_Request *req)
     if (r->kind == RQ_COLL)
         pm_fatal("cancelling a nonblocking collective's request is erroneous (MPI_ERR_REQUEST)");
     pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
+    if (r->hooks) { /* a generalized request: the program's cancel */
+        r->hooks->cancel(r);
+        RETURN(MPI_SUCCESS);
+    }
     if (r->kind != RQ_RECV || !r->active || r->done)
         RETURN(MPI_SUCCESS);
     pm_req *prev = NULL;
@@ -280,7 +291,10 @@ int MPI_Test_cancelled(const MPI_Status *st, int *flag)
     return MPI_SUCCESS;
 }
 
-/* Persistent requests: the arguments kept, each MPI_Start posts them anew. */
+/* Persistent requests: the arguments kept, each MPI_Start posts them anew.
+ * A send's mode is its sync field: 0 standard (and ready: MPI lets a ready
+ * send be a standard one), 1 synchronous, MODE_BUFFERED buffered. */
+#define MODE_BUFFERED 2
 static int persist(int kind, const void *buf, int count, MPI_Datatype type, int peer, int tag,
                    MPI_Comm comm, int sync, MPI_Request *req, const char *call)
 {
@@ -313,6 +327,21 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
     RETURN(persist(RQ_SEND, buf, count, type, dest, tag, comm, 1, req, "MPI_Ssend_init"));
 }
 
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *req)
+{
+    CALL("MPI_Bsend_init");
+    RETURN(persist(RQ_SEND, buf, count, type, dest, tag, comm, MODE_BUFFERED, req,
+                   "MPI_Bsend_init"));
+}
+
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *req)
+{
+    CALL("MPI_Rsend_init");
+    RETURN(persist(RQ_SEND, buf, count, type, dest, tag, comm, 0, req, "MPI_Rsend_init"));
+}
+
 int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Comm comm,
                   MPI_Request *req)
 {
@@ -328,7 +357,10 @@ static void start_one(MPI_Request *h)
     if (p->active)
         pm_fatal("MPI_Start of a request that is still active (MPI_ERR_REQUEST)");
     MPI_Request tmp;
-    if (p->kind == RQ_SEND)
+    int mode = p->sync;
+    if (p->kind == RQ_SEND && mode == MODE_BUFFERED)
+        pm_ibsend(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &tmp);
+    else if (p->kind == RQ_SEND)
         pm_isend(p->buf, p->count, p->type, p->peer, p->tag, p->comm, 0, p->sync, &tmp);
     else
         pm_irecv(p->buf, p->count, p->type, p->peer, p->tag, p->comm, 0, &tmp);
@@ -338,6 +370,7 @@ static void start_one(MPI_Request *h)
     pm_req *posted_next = r->next;
     *p = *r;
     p->persistent = 1;
+    p->sync = mode;
     p->next = posted_next;
     E.reqs[r->id] = p;
     E.reqs[old] = NULL;
@@ -369,32 +402,6 @@ int MPI_Startall(int n, MPI_Request reqs[])
     RETURN(MPI_SUCCESS);
 }
 
-/* Probe: the earliest unexpected message that matches, waiting for more
- * arrivals (blocking) or only those there at the rank's time. */
-static pm_unexp *probe(int src, int tag, pm_comm *c, int block)
-{
-    pm_req key = {.peer = src, .tag = tag, .comm = c, .ctx = c->ctx, .type = MPI_BYTE};
-    for (;;) {
-        for (pm_unexp *u = E.unexp; u; u = u->next)
-            if (pm_matches(&key, &u->h))
-                return u;
-        if (!pm_progress(block))
-            return NULL;
-        pm_nbc_run();
-    }
-}
-
-static void probe_status(pm_unexp *u, pm_comm *c, MPI_Status *st)
-{
-    if (st == MPI_STATUS_IGNORE)
-        return;
-    st->MPI_SOURCE = pm_comm_rank_of(c, u->h.src);
-    st->MPI_TAG = u->h.tag;
-    st->MPI_ERROR = MPI_SUCCESS;
-    st->_cancelled = 0;
-    st->_ucount = (size_t)u->h.bytes;
-}
-
 int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *st)
 {
     CALL("MPI_Probe");
@@ -408,7 +415,7 @@ int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *st)
     }
     pm_describe("from", src, tag, c);
     pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
-    probe_status(probe(src, tag, c, 1), c, st);
+    pm_probe_status(pm_probe(src, tag, c, 1), c, st);
     RETURN(MPI_SUCCESS);
 }
 
@@ -425,10 +432,10 @@ int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
         RETURN(MPI_SUCCESS);
     }
     pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
-    pm_unexp *u = probe(src, tag, c, 0);
+    pm_unexp *u = pm_probe(src, tag, c, 0);
     *flag = u != NULL;
     if (u)
-        probe_status(u, c, st);
+        pm_probe_status(u, c, st);
     RETURN(MPI_SUCCESS);
 }
 

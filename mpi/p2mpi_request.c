@@ -43,6 +43,8 @@ pm_req *pm_req_find(uint64_t id) { return id < E.reqs_cap ? E.reqs[id] : NULL; }
 
 void pm_req_free(pm_req *r)
 {
+    if (r->hooks)
+        r->hooks->release(r);
     E.reqs[r->id] = NULL;
     free(r);
 }

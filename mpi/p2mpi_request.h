@@ -10,9 +10,19 @@
 
 #pragma GCC visibility push(hidden)
 
-/* RQ_COLL: a nonblocking collective's (p2mpi_nbc.c), done when its algorithm ends */
-enum { RQ_SEND = 1, RQ_RECV = 2, RQ_COLL = 3 };
-typedef struct pm_req {
+/* RQ_COLL: a nonblocking collective's (p2mpi_nbc.c), done when its algorithm
+ * ends; RQ_GREQ: a generalized request (MPI_Grequest_start,
+ * p2mpi_p2p_modes.c), done when the program says so */
+enum { RQ_SEND = 1, RQ_RECV = 2, RQ_COLL = 3, RQ_GREQ = 4 };
+typedef struct pm_req pm_req;
+/* A generalized request's own status, cancel and end (the program's
+ * callbacks), which the waits and tests, MPI_Cancel and pm_req_free call. */
+typedef struct pm_req_hooks {
+    void (*status)(pm_req *r, MPI_Status *st);
+    void (*cancel)(pm_req *r);
+    void (*release)(pm_req *r);
+} pm_req_hooks;
+struct pm_req {
     int kind, done, active, persistent, coll, sync;
     uint64_t id;
     /* the call's arguments */
@@ -35,7 +45,11 @@ typedef struct pm_req {
     /* receive: result */
     MPI_Status status;
     struct pm_req *next; /* posted-receive queue */
-} pm_req;
+    /* RQ_GREQ: its hooks and their state; freed: MPI_Request_free came first */
+    const pm_req_hooks *hooks;
+    void *hook_arg;
+    int freed;
+};
 
 /* A new request of `kind` with the next id; the request an id names (the job
  * ends if none: a message names it); a request's end. */

@@ -118,6 +118,101 @@ checktick)
     done
     cmp -s "$TMP/tick1" "$TMP/tick2" || fail "two runs differ: $(diff "$TMP/tick1" "$TMP/tick2")"
     expect_clean ;;
+modes_timing)
+    # An 8 B ping-pong (tests/mpi/mpi_modes.c pingpong): MPI_Rsend takes
+    # MPI_Send's time to the ps (a ready send is a standard one); MPI_Bsend
+    # that plus the copy into the attached buffer, 8 B at mpi_copy_gbps
+    # (10 GB/s: 0.8 ns) per one-way trip, which moves the trip by 0.657 ns
+    # (a later start interleaves differently with the HCA's other work):
+    # pinned at 1.947898 (MPI_Send 1.947241). With the copy 100 times dearer
+    # (0.1 GB/s: 80 ns) the difference is 80 ns.
+    for mode in send rsend bsend; do
+        run -n 2 --timeout 60 -- "$BIN/mpi_modes" pingpong $mode
+        expect_rc 0
+        t=$(awk -v m=$mode '$1 == "pingpong" && $2 == m { print $5 }' "$TMP/out")
+        [ -n "$t" ] || fail "no $mode figure"
+        eval "t_$mode=$t"
+    done
+    echo "8 B half round trip: MPI_Send $t_send us, MPI_Rsend $t_rsend us, MPI_Bsend $t_bsend us"
+    [ "$t_rsend" = "$t_send" ] || fail "MPI_Rsend 8 B ($t_rsend us) is not MPI_Send's ($t_send us)"
+    [ "$t_send" = 1.947241 ] || fail "MPI_Send 8 B with receives posted first is $t_send us, not 1.947241"
+    [ "$t_bsend" = 1.947898 ] || fail "MPI_Bsend 8 B is $t_bsend us, not 1.947898"
+    echo "mpi_copy_gbps = 0.1" >"$TMP/copy.params"
+    for mode in send bsend; do
+        run -n 2 --timeout 60 --params "$TMP/copy.params" -- "$BIN/mpi_modes" pingpong $mode
+        expect_rc 0
+        eval "s_$mode=$(awk -v m=$mode '$1 == "pingpong" && $2 == m { print $5 }' "$TMP/out")"
+    done
+    echo "with mpi_copy_gbps 0.1: MPI_Send $s_send us, MPI_Bsend $s_bsend us"
+    awk -v b="$s_bsend" -v s="$s_send" 'BEGIN { d = b - s; exit !(d > 0.0798 && d < 0.0802) }' ||
+        fail "with an 80 ns copy, MPI_Bsend ($s_bsend us) is not MPI_Send ($s_send us) + 0.080 us"
+    expect_clean ;;
+modes_errors)
+    # A buffered send larger than the attached buffer, and one with none
+    # attached: the job ends naming the call and MPI_ERR_BUFFER.
+    run -n 2 --timeout 60 -- "$BIN/mpi_modes" overflow
+    [ "$RC" -ne 0 ] || fail "status 0 for a buffered send larger than the buffer"
+    expect_err "p2mpi: rank 0: MPI_Bsend: a buffered send of 2000 bytes needs 2128 bytes of the attached buffer"
+    expect_err "(MPI_ERR_BUFFER)"
+    grep -q "rank 0: the buffered send returned" "$TMP/out" && fail "the buffered send returned"
+    run -n 2 --timeout 60 -- "$BIN/mpi_modes" nobuffer
+    [ "$RC" -ne 0 ] || fail "status 0 for a buffered send with no buffer"
+    expect_err "p2mpi: rank 0: MPI_Bsend: no buffer is attached"
+    expect_clean ;;
+modes_*)
+    N=${CASE#modes_}
+    run -n "$N" --timeout 120 -- "$BIN/mpi_modes"
+    expect_rc 0
+    for what in "ready sends:" "buffered sends:" "matched probes:" "generalized requests:"; do
+        expect_out "$what"
+    done
+    expect_out "checks passed on $N ranks"
+    expect_clean ;;
+topo_deterministic)
+    # The topologies' test (tests/mpi/mpi_topo.c) twice alike, and a third
+    # time alike with every neighbourhood collective its MPI_Ineighbor_ form
+    # started and waited for at once: the same simulated times to the ps.
+    for i in 1 2 nonblocking; do
+        run -n 6 --timeout 150 -- "$BIN/mpi_topo" $([ $i = nonblocking ] && echo nonblocking)
+        expect_rc 0
+        expect_out "mpi_topo: all"
+        cp "$TMP/out" "$TMP/topo$i"
+    done
+    cmp -s "$TMP/topo1" "$TMP/topo2" || fail "two runs differ: $(diff "$TMP/topo1" "$TMP/topo2")"
+    cmp -s "$TMP/topo1" "$TMP/topononblocking" ||
+        fail "started and waited at once, not the blocking calls' times: $(diff "$TMP/topo1" "$TMP/topononblocking")"
+    expect_clean ;;
+topo_*)
+    N=${CASE#topo_}
+    run -n "$N" --timeout 150 -- "$BIN/mpi_topo"
+    expect_rc 0
+    for what in "dims_create:" "cartesian" "graph:" "distributed graphs:" "in flight:" "timing: neighbor_alltoall"; do
+        expect_out "$what"
+    done
+    [ "$(grep -c '^cartesian .*: ok$' "$TMP/out")" = 4 ] || fail "not every Cartesian grid checked"
+    expect_out "checks passed on $N ranks"
+    expect_clean ;;
+groups_errors)
+    # A collective on an intercommunicator (not modelled: the job ends
+    # naming the call) and a group range outside the group.
+    run -n 4 --timeout 60 -- "$BIN/mpi_groups" intercoll
+    [ "$RC" -ne 0 ] || fail "status 0 for a collective on an intercommunicator"
+    grep -qE "p2mpi: rank [0-3]: MPI_Barrier on an intercommunicator is not modelled" "$TMP/err" ||
+        fail "stderr lacks the intercommunicator collective's report"
+    grep -q "returned" "$TMP/out" && fail "the collective on an intercommunicator returned"
+    run -n 2 --timeout 60 -- "$BIN/mpi_groups" badrange
+    [ "$RC" -ne 0 ] || fail "status 0 for a range outside the group"
+    expect_err "MPI_Group_range_incl: range 0 (0, 2, 1) names a rank outside the group (size 2) (MPI_ERR_RANK)"
+    expect_clean ;;
+groups_*)
+    N=${CASE#groups_}
+    run -n "$N" --timeout 150 -- "$BIN/mpi_groups"
+    expect_rc 0
+    for what in "groups:" "communicators:" "alltoallw:" "intercommunicators:"; do
+        expect_out "$what"
+    done
+    expect_out "checks passed on $N ranks"
+    expect_clean ;;
 unsupported)
     run -n 2 --timeout 60 -- "$BIN/mpi_unsupported"
     [ "$RC" -ne 0 ] || fail "status 0 for an unmodelled call"
