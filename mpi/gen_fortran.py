@@ -56,7 +56,7 @@ def c_arities(mpi_h):
 def defined_calls(sources):
     defined = set()
     for src in sources:
-        for m in re.finditer(r"^(?:int|double|_Noreturn void)\s+(MPI_\w+)\(", open(src).read(), re.M):
+        for m in re.finditer(r"^(?:int|double|_Noreturn void)\s+(P?MPI_\w+)\(", open(src).read(), re.M):
             defined.add(m.group(1))
     return defined
 
@@ -73,7 +73,7 @@ def read_table(path):
             ret, kinds = "double", kinds[:-2]
         for k in kinds:
             base = k.split(":")[0]
-            if base not in ("buf", "int", "int*", "comm?", "status", "status*", "statuses*", "flag*",
+            if base not in ("buf", "int", "int*", "ranges*", "comm?", "status", "status*", "statuses*", "flag*",
                             "index*", "indices*", "null", "reqs&") and base.rstrip("*&") not in HANDLE_IN:
                 die("%s:%d: unknown kind %s" % (path, n, k))
         rows[name] = (ret, kinds)
@@ -134,6 +134,8 @@ def binding(cname, ret, kinds, names):
                 post.append("pf_index(%s);" % a)
             elif base == "indices*":
                 post.append("pf_indices(%s, a%s);" % (a, ref))
+        elif base == "ranges*":
+            cargs.append("(int (*)[3])" + a)  # INTEGER RANGES(3, N): C's int ranges[][3]
         elif base == "null":
             cargs.append("NULL")
         elif base == "comm?":
@@ -232,6 +234,8 @@ def main():
             if not m or PASS.match(m.group(1)):
                 continue
             cname = m.group(1)
+            if f[-1] in defined:
+                continue  # the layer defines the C function mpi_f08 calls (PMPI_Buffer_detach)
             if cname in defined:
                 die("the mpi_f08 library calls %s directly: its f08 binding needs a row of its own" % f[-1])
             low = cname[4:].lower()

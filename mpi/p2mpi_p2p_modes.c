@@ -53,6 +53,15 @@ int MPI_Buffer_detach(void *buf, int *size)
     RETURN(MPI_SUCCESS);
 }
 
+/* Open MPI's `use mpi_f08` binding of MPI_Buffer_detach calls the C profiling
+ * name directly (not through libmpi_mpifh.so, as its other calls do), so the
+ * layer answers it too, or a Fortran 2008 program would detach Open MPI's
+ * buffer instead of the layer's. */
+int PMPI_Buffer_detach(void *buf, int *size)
+{
+    return MPI_Buffer_detach(buf, size);
+}
+
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     CALL("MPI_Bsend");

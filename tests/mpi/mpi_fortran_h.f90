@@ -13,7 +13,7 @@
 !   calls MUMPS makes (MPI_Initialized, _Get_processor_name, _Pack_size,
 !   _Type_contiguous), and a call through the profiling name
 !   (PMPI_Allreduce).
-! With the argument "unmodelled" it then calls MPI_Intercomm_create, which
+! With the argument "unmodelled" it then calls MPI_File_open (MPI-IO), which
 ! the layer does not model: the job must stop naming it.
 ! Prints "mpi_fortran_h: all N checks passed on P ranks"; a failed check
 ! names itself and ends the job with MPI_Abort(2).
@@ -472,9 +472,9 @@ contains
   end subroutine local_calls
 
   subroutine unmodelled()
-    integer :: inter
-    call MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, 0, 5, inter, ierr)
-    print '(A,I0,A)', 'rank ', rank, ': MPI_Intercomm_create returned'
+    integer :: fh
+    call MPI_File_open(MPI_COMM_WORLD, "p2mpi.dat", MPI_MODE_RDONLY, MPI_INFO_NULL, fh, ierr)
+    print '(A,I0,A)', 'rank ', rank, ': MPI_File_open returned'
   end subroutine unmodelled
 end program mpi_fortran_h
 
