@@ -4,6 +4,7 @@ that the layer neither models (p2mpi*.c define it) nor passes to Open MPI
 (local calls that move no message and take no time: PASS below). A stub ends
 the job at its first use with a message naming it (p2mpi_unsupported), so no
 call runs untimed. Usage: gen_unsupported.py MPI_H OUT SOURCES..."""
+import os
 import re
 import sys
 
@@ -19,7 +20,12 @@ PASS = re.compile(r"^MPI_(Type_|Op_|Pack|Unpack|Get_version$|Get_library_version
 def main():
     mpi_h, out, sources = sys.argv[1], sys.argv[2], sys.argv[3:]
     declared = []
-    for m in re.finditer(r"OMPI_DECLSPEC\s+[\w\s\*]*?\b(MPI_[A-Za-z0-9_]+)\s*\(", open(mpi_h).read()):
+    # Open MPI's extensions (mpi-ext.h) that move messages: the persistent
+    # collectives MPIX_*_init (libmpi exports them whether or not a program
+    # includes mpi-ext.h); MPIX_Query_cuda_support is a local query.
+    ext = os.path.join(os.path.dirname(mpi_h), "openmpi", "mpiext", "mpiext_pcollreq_c.h")
+    text = open(mpi_h).read() + (open(ext).read() if os.path.exists(ext) else "")
+    for m in re.finditer(r"OMPI_DECLSPEC\s+[\w\s\*]*?\b(MPIX?_[A-Za-z0-9_]+)\s*\(", text):
         if m.group(1) not in declared:
             declared.append(m.group(1))
     defined = set()
@@ -33,7 +39,8 @@ def main():
                 "_Noreturn void p2mpi_unsupported(const char *name);\n\n")
         for n in stubs:
             f.write("int %s(void);\nint %s(void) { p2mpi_unsupported(\"%s\"); }\n" % (n, n, n))
-    print("%d MPI calls in mpi.h: %d modelled, %d stubs" % (len(declared), len(defined), len(stubs)))
+    print("%d MPI calls in mpi.h and Open MPI's persistent-collective extension: %d modelled, %d stubs"
+          % (len(declared), len(defined), len(stubs)))
 
 if __name__ == "__main__":  # gen_fortran.py imports PASS
     main()
