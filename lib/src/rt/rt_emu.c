@@ -306,10 +306,14 @@ static void rt_at_exit(void)
     pthread_mutex_unlock(&l->post);
     if (tl_lane == l && l->api_depth == 0)
         catch_up(s, l);
+    /* Leaving before the goodbye: once the simulator has it, it may end the
+     * job at once (a --stats file it cannot write), and p2run gives a rank
+     * that is leaving time to finish its exit (flush its output) only if it
+     * sees it so. */
+    p2_st_sc(&l->channel->state, (uint32_t)P2_RANK_EXITING);
     p2_chan_req req = {.op = P2_CHAN_EXIT};
     rt_post_on(s, l, &req);
     l->exited = 1;
-    p2_st_sc(&l->channel->state, (uint32_t)P2_RANK_EXITING);
 }
 
 /* This process's rank: p2run sets P2_RANK; under mpirun, Open MPI's variables. */
