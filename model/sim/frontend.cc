@@ -411,6 +411,7 @@ int Frontend::run() {
       *flags_.dump = 0;
       std::cerr << "p2sim: state at simulated time " << us(now_ps()) << ":\n";
       print_ranks(std::cerr);
+      report_program_work(std::cerr);
     }
     // Read before looking for work: a push after this read wakes the sleep below.
     uint32_t bell = p2_ld_sc(&job_->doorbell);

@@ -231,7 +231,14 @@ ProgramWork Frontend::program_work() const {
   for (const Rank& r : ranks_) {
     // The ranks' own counts (never believed for a simulated time): a count
     // no thread can have reached in a day is dropped, not summed.
-    const uint64_t ns = p2_ld(&r.channel->program_cpu_ns);
+    uint64_t ns = p2_ld(&r.channel->program_cpu_ns);
+    // A lane still in the program's own code (a job that ends before its
+    // ranks: a stall, a timeout) has spent more than it counted so far.
+    const int64_t left = p2_ld(&r.channel->left_cpu_ns);
+    if (r.attached && !r.done && left >= 0) {
+      const int64_t now = thread_cpu_ns(r);
+      if (now > left) ns += static_cast<uint64_t>(now - left);
+    }
     if (ns < 86400ull * 1000000000ull) w.rank_cpu_s[r.owner] += static_cast<double>(ns) * 1e-9;
     if (clock_ == P2_CLOCK_INSTRUCTIONS) w.instructions += p2_ld(&r.channel->program_instr);
   }

@@ -348,7 +348,9 @@ int sc_main(int argc, char** argv) {
   int status = frontend.run();
   // The ranks' own work outside the libraries, which the clock may not charge.
   const p2::ProgramWork work = frontend.program_work();
-  if (status == 0) frontend.report_program_work(std::cerr);
+  if (status == 0 || status == p2::Frontend::kDeadlockStatus ||
+      status == p2::Frontend::kStallStatus)
+    frontend.report_program_work(std::cerr);
   if (g_stop && g_stop_sender != local.launcher_pid) {
     // Stopped by someone other than p2run (which says why it ends a job):
     // say so, or the job ends without a word.

@@ -701,6 +701,9 @@ stall)
     expect_err "rank 1 (node 1): running, clock at least 0.000 us; in the program's own code since it left the libraries,"
     expect_err "s of host CPU time since"
     expect_err "--clock cpu runs such programs"
+    # the spinning rank's CPU time since its last call counts in the report
+    grep -qE "used [0-9.]+ (ms|s) of host CPU time \(rank 1 the most" "$TMP/err" ||
+        fail "the report lacks rank 1's spin"
     grep -q "timeout" "$TMP/err" && fail "ended by the timeout, not --stall"
     expect_clean ;;
 stall_flags)
