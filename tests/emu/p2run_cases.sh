@@ -798,6 +798,13 @@ instructions_stand_in)
     T=$(sed -n 's/^rank 0: 20000000 iterations took \([0-9.]*\) us.*/\1/p' "$TMP/out")
     [ -n "$T" ] || fail "no time for rank 0"
     (( $(echo "$T > 1000" | bc) )) || fail "the loop was charged $T us; its CPU time is milliseconds"
+    # a rate outside instructions_per_ns's range is refused before any rank runs
+    export P2_INSTR_EVENT=task-clock
+    run -n 2 --clock instructions=2000 --timeout 60 -- "$BIN/emu_compute"
+    unset P2_INSTR_EVENT
+    expect_rc 2
+    expect_err "--clock instructions: instructions_per_ns = 2000: must be in [0.001, 1000]"
+    [ -s "$TMP/out" ] && fail "ranks ran at a refused rate"
     expect_clean ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;
