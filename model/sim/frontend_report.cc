@@ -271,21 +271,24 @@ void Frontend::report_program_work(std::ostream& out) const {
     total += w.rank_cpu_s[i];
     if (w.rank_cpu_s[i] > w.rank_cpu_s[most]) most = i;
   }
-  char line[512];
-  out << "p2sim: the ranks' own code outside the libraries used " << host_seconds(total)
-      << " of host CPU time (rank " << most << " the most, " << host_seconds(w.rank_cpu_s[most])
-      << ")";
+  // One line, written at once: the ranks may still be printing as they exit.
+  std::ostringstream s;
+  s << "p2sim: the ranks' own code outside the libraries used " << host_seconds(total)
+    << " of host CPU time (rank " << most << " the most, " << host_seconds(w.rank_cpu_s[most])
+    << ")";
   if (clock_ == P2_CLOCK_MODEL) {
-    out << ", which --clock=model does not charge: simulated times leave it out "
-           "(--clock instructions or cpu charge it)\n";
+    s << ", which --clock=model does not charge: simulated times leave it out "
+         "(--clock instructions or cpu charge it)\n";
   } else if (clock_ == P2_CLOCK_CPU) {
-    out << ", charged to their clocks (--clock=cpu)\n";
+    s << ", charged to their clocks (--clock=cpu)\n";
   } else {
-    std::snprintf(line, sizeof line,
+    char part[160];
+    std::snprintf(part, sizeof part,
                   "; --clock=instructions charged its %.6g user-mode instructions at %g per ns: ",
                   static_cast<double>(w.instructions), job_->rank_params.instructions_per_ns);
-    out << line << host_seconds(w.charged_s) << " of simulated time\n";
+    s << part << host_seconds(w.charged_s) << " of simulated time\n";
   }
+  out << s.str() << std::flush;
 }
 
 }  // namespace p2
