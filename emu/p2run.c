@@ -2,7 +2,8 @@
  * p2run - runs a program as N ranks of a virtual PEACH2 cluster.
  *
  *   p2run -n N [--topology FILE] [--map FILE] [--routing POLICY] [--params FILE]
- *         [--clock model|cpu] [--trace FILE] [--stats FILE] [--timeout SECONDS]
+ *         [--clock model|cpu|instructions[=RATE]] [--stall SECONDS]
+ *         [--trace FILE] [--stats FILE] [--timeout SECONDS]
  *         [--launcher mpirun] [--gpu real|emulated|auto] -- PROGRAM [ARGS...]
  *
  * Creates the job segment (channel.h), starts the simulator (p2sim) and, once it
@@ -16,6 +17,9 @@
  *                or p2run's own, and an output the simulator could not write
  *                whole at the end;
  *   3            a deadlock (the simulator prints every rank's wait);
+ *   5            no progress for --stall seconds while running ranks held
+ *                simulated time (the simulator prints every rank's state,
+ *                the running ones with what they did last);
  *   124          --timeout expired, counted from the simulator's start (the
  *                simulator prints every rank's state);
  *   127          the program cannot be run;
@@ -40,6 +44,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "instr_counter.h"
 #include "p2run_internal.h"
 #include "shm_guard.h"
 
@@ -204,6 +209,14 @@ static int check_job(job_run *jr, char *topology, char *sim)
         return P2RUN_USAGE;
     if (!find_simulator(sim, PATH_MAX))
         return P2RUN_NOEXEC;
+    /* --clock instructions: the counter must work here, or no rank could
+     * charge its computation (the ranks open their own, as this process). */
+    char why[512];
+    if (strncmp(o->clock, "instructions", 12) == 0 && !p2_instr_probe(why, sizeof why)) {
+        fprintf(stderr, "p2run: --clock instructions is not available: %s; --clock cpu "
+                        "charges the program's measured CPU time instead\n", why);
+        return P2RUN_USAGE;
+    }
     if (!outputs_distinct(jr, topology, sim))
         return P2RUN_USAGE;
     return select_gpu(o);
@@ -214,9 +227,10 @@ static int create_job(job_run *jr)
 {
     char owner[32];
     snprintf(owner, sizeof owner, "%d", (int)getpid());
-    jr->job = p2_job_create(owner, (unsigned)jr->opt.nranks,
-                            strcmp(jr->opt.clock, "cpu") == 0 ? P2_CLOCK_CPU : P2_CLOCK_MODEL,
-                            &jr->local);
+    p2_clock_mode clock = strcmp(jr->opt.clock, "cpu") == 0           ? P2_CLOCK_CPU
+                          : strncmp(jr->opt.clock, "instructions", 12) == 0 ? P2_CLOCK_INSTRUCTIONS
+                                                                            : P2_CLOCK_MODEL;
+    jr->job = p2_job_create(owner, (unsigned)jr->opt.nranks, clock, &jr->local);
     if (!jr->job) {
         fprintf(stderr, "p2run: cannot create the job's shared memory /p2-%s-...: %s\n", owner,
                 strerror(errno));

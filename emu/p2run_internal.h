@@ -38,11 +38,15 @@ enum {
 #define P2RUN_DUMP_MS 300
 /* Supervision wakes at least this often to notice state changes. */
 #define P2RUN_POLL_MS 50
+/* --stall's default: host seconds without progress while running ranks hold
+ * simulated time before the job ends (emu/README.md, "How a job ends"). */
+#define P2RUN_DEFAULT_STALL_S 60.0
 
 typedef struct options {
     int nranks;
     const char *topology, *map, *routing, *params, *clock, *trace, *stats, *launcher, *gpu;
     double timeout_s;
+    double stall_s; /* --stall: 0 never */
     char **program; /* PROGRAM ARGS..., NULL-terminated */
 } options;
 

@@ -33,7 +33,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: p2run -n N [--topology FILE] [--map FILE] [--routing POLICY] [--params FILE]\n"
-            "             [--clock model|cpu] [--trace FILE] [--stats FILE] [--timeout SECONDS]\n"
+            "             [--clock model|cpu|instructions[=RATE]] [--stall SECONDS]\n"
+            "             [--trace FILE] [--stats FILE] [--timeout SECONDS]\n"
             "             [--launcher mpirun] [--gpu real|emulated|auto] -- PROGRAM [ARGS...]\n"
             "Runs PROGRAM as N ranks of a virtual PEACH2 cluster simulated by p2sim.\n"
             "  -n N               ranks (1..%d), one per node of the topology\n"
@@ -44,8 +45,13 @@ static void usage(FILE *out)
             "  --routing POLICY   tie-break of equal-length paths (ring-split, the default;\n"
             "                     ring-first, s-first, balanced)\n"
             "  --params FILE      parameter file overriding the model's defaults\n"
-            "  --clock model|cpu  rank time: modelled costs only (deterministic), or plus\n"
-            "                     measured CPU time (programs that poll memory)\n"
+            "  --clock CLOCK      rank time: model, modelled costs only (deterministic, the\n"
+            "                     default); cpu, plus the program's measured CPU time\n"
+            "                     (programs that poll memory); instructions[=RATE], plus\n"
+            "                     its retired instructions at RATE per ns (default 2.8)\n"
+            "  --stall SECONDS    end the job (status 5) when nothing moves in the model for\n"
+            "                     this much wall time while running ranks hold it (default\n"
+            "                     60; 0: never)\n"
             "  --trace FILE       Chrome-trace / Perfetto JSON of every TLP\n"
             "  --stats FILE       per-link and per-chip statistics as JSON\n"
             "  --timeout SECONDS  end the job (status 124) after this much wall time,\n"
@@ -73,9 +79,16 @@ static int usage_error(const char *fmt, ...)
 
 /* ---- Flags and files ------------------------------------------------------ */
 
-/* -n and --timeout as numbers. */
-static int parse_numbers(const char *n, const char *timeout, options *o)
+/* -n, --timeout and --stall as numbers. */
+static int parse_numbers(const char *n, const char *timeout, const char *stall, options *o)
 {
+    if (stall) {
+        char *end;
+        errno = 0;
+        o->stall_s = strtod(stall, &end);
+        if (errno || end == stall || *end || !(o->stall_s >= 0))
+            return usage_error("--stall: '%s' is not a number of seconds (0: never)", stall);
+    }
     if (n) {
         long v;
         if (wl_parse_long(n, 1, P2_JOB_MAX_RANKS, &v) != 0) {
@@ -95,8 +108,18 @@ static int check_choices(const options *o)
 {
     if (o->nranks == 0)
         return usage_error("-n N is required");
-    if (strcmp(o->clock, "model") != 0 && strcmp(o->clock, "cpu") != 0)
-        return usage_error("--clock: '%s' is not 'model' or 'cpu'", o->clock);
+    if (strncmp(o->clock, "instructions=", 13) == 0) {
+        char *end;
+        errno = 0;
+        double rate = strtod(o->clock + 13, &end);
+        if (errno || end == o->clock + 13 || *end || !(rate > 0))
+            return usage_error("--clock: '%s' is not instructions=RATE with RATE a positive "
+                               "number of instructions per ns", o->clock);
+    } else if (strcmp(o->clock, "model") != 0 && strcmp(o->clock, "cpu") != 0 &&
+               strcmp(o->clock, "instructions") != 0) {
+        return usage_error("--clock: '%s' is not 'model', 'cpu' or 'instructions[=RATE]'",
+                           o->clock);
+    }
     if (strcmp(o->gpu, "real") != 0 && strcmp(o->gpu, "emulated") != 0 &&
         strcmp(o->gpu, "auto") != 0)
         return usage_error("--gpu: '%s' is not 'real', 'emulated' or 'auto'", o->gpu);
@@ -130,13 +153,15 @@ int parse_options(int argc, char **argv, options *o)
     memset(o, 0, sizeof *o);
     o->clock = "model";
     o->gpu = "auto";
-    const char *n = NULL, *timeout = NULL;
+    o->stall_s = P2RUN_DEFAULT_STALL_S;
+    const char *n = NULL, *timeout = NULL, *stall = NULL;
     const wl_option flags[] = {
         {"--topology", WL_OPTION_STRING, &o->topology, "FILE", NULL},
         {"--map", WL_OPTION_STRING, &o->map, "FILE", NULL},
         {"--routing", WL_OPTION_STRING, &o->routing, "POLICY", NULL},
         {"--params", WL_OPTION_STRING, &o->params, "FILE", NULL},
-        {"--clock", WL_OPTION_STRING, &o->clock, "model|cpu", NULL},
+        {"--clock", WL_OPTION_STRING, &o->clock, "model|cpu|instructions[=RATE]", NULL},
+        {"--stall", WL_OPTION_STRING, &stall, "SECONDS", NULL},
         {"--trace", WL_OPTION_STRING, &o->trace, "FILE", NULL},
         {"--stats", WL_OPTION_STRING, &o->stats, "FILE", NULL},
         {"--launcher", WL_OPTION_STRING, &o->launcher, "mpirun", NULL},
@@ -162,7 +187,7 @@ int parse_options(int argc, char **argv, options *o)
     case WL_PARSE_OK:
         break;
     }
-    int rc = parse_numbers(n, timeout, o);
+    int rc = parse_numbers(n, timeout, stall, o);
     if (rc == 0)
         rc = check_choices(o);
     if (rc != 0)

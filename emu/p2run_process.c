@@ -261,6 +261,10 @@ void build_sim_argv(job_run *jr, const char *sim, const char *topology, char **a
     argv[a++] = (char *)topology;
     argv[a++] = "--clock";
     argv[a++] = (char *)jr->opt.clock;
+    static char stall[32];
+    snprintf(stall, sizeof stall, "%.17g", jr->opt.stall_s);
+    argv[a++] = "--stall";
+    argv[a++] = stall;
     const char *pairs[][2] = {{"--map", jr->opt.map},       {"--routing", jr->opt.routing},
                               {"--params", jr->opt.params}, {"--trace", jr->opt.trace},
                               {"--stats", jr->opt.stats}};

@@ -48,7 +48,7 @@ void pm_need_init(const char *call)
 void pm_enter(const char *call)
 {
     if (E.depth++ == 0) {
-        p2_rt_api_begin();
+        p2_rt_api_begin_call(call);
         E.call = call;
         E.what[0] = '\0';
         if (E.inited && !E.finalized)

@@ -116,32 +116,16 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
 /* The rank's clock. Under the default --clock=model only modelled work
  * moves it (the program's own instructions are free), so a program that
  * waits for the clock to move by reading it (STREAM's checktick: `while
- * (MPI_Wtime() - t1 < 1e-6);`) would wait forever. Such a loop reads the
- * clock again and again with no modelled work in between: from the third
- * read in such a run on, each read costs mpi_wtime_ns (a clock_gettime
- * through the vDSO and the call), charged after it reads, so the loop sees
- * the clock move by that much a read. The first two reads of a run are free,
- * as the program's other instructions are: a timed region's end and the next
- * one's start are often back to back (osu_mpi, the TCA clients), and a
- * region between two reads measures the modelled work alone. Under
- * --clock=cpu the call's own CPU time reaches the clock already. */
+ * (MPI_Wtime() - t1 < 1e-6);`) would wait forever: the runtime charges
+ * mpi_wtime_ns (a clock_gettime through the vDSO and the call) to the third
+ * and later reads in a run of reads with no modelled work between them,
+ * after the read (p2_rt_read_clock, which the program's gettimeofday and
+ * clock_gettime share). Under --clock=cpu the program's CPU time moves it. */
 double MPI_Wtime(void)
 {
-    static uint64_t last = UINT64_MAX; /* the clock the previous read left */
-    static unsigned run;               /* reads since modelled work last moved it */
     p2_rt *rt = E.rt ? E.rt : p2_rt_get();
-    if (!rt || rt->job->clock_mode != P2_CLOCK_MODEL)
+    if (!rt)
         return p2_rt_wtime();
-    double t = p2_rt_wtime();
-    p2_rt_enter(rt);
-    if (p2_rt_clock_ps(rt) != last)
-        run = 0;
-    if (++run > 2) {
-        p2_rt_charge_ps(rt, p2_ns_ps(rt->prm.mpi_wtime_ns));
-        run = 2;
-    }
-    last = p2_rt_clock_ps(rt);
-    p2_rt_leave(rt);
-    return t;
+    return (double)p2_rt_read_clock(rt, p2_ns_ps(rt->prm.mpi_wtime_ns)) * 1e-12;
 }
 double MPI_Wtick(void) { return 1e-12; }

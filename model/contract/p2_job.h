@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763131ULL /* "P2JOBv11" */
+#define P2_JOB_MAGIC 0x50324a4f42763132ULL /* "P2JOBv12" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
@@ -177,6 +177,15 @@ typedef struct p2_job_rank {
                                    pthread_join) and sends nothing until a P2_CHAN_UNPARK
                                    naming this count has run */
     uint32_t lane_claims;       /* a thread lane: times a thread took it */
+    /* The program's own work outside the libraries, as the lane's threads
+     * measured it (lib/src/rt/rt_meter.c): reported at the job's end and in
+     * the stall diagnosis, never believed for anything simulated */
+    uint64_t program_cpu_ns;    /* host CPU time spent there, summed over the lane's threads */
+    uint64_t program_instr;     /* --clock instructions: user-mode instructions retired there */
+    int64_t left_cpu_ns;        /* the thread's CPU time when it last left the libraries
+                                   (-1 while inside them) */
+    char last_call[24];         /* the library call its thread entered last ("MPI_Recv"),
+                                   "" when the call has no name */
     /* written by the simulator */
     uint64_t req_tail;          /* requests consumed; futex on its low word */
     p2_chan_resp resp;
@@ -194,7 +203,14 @@ typedef enum p2_sim_state {
     P2_SIM_ENDED = 2  /* the simulator is gone or going: ranks must not wait */
 } p2_sim_state;
 
-typedef enum p2_clock_mode { P2_CLOCK_MODEL = 0, P2_CLOCK_CPU = 1 } p2_clock_mode;
+/* What moves a rank's clock besides the modelled costs (emu/README.md,
+ * "Clocks"): nothing (model), the program's CPU time (cpu), or its retired
+ * user-mode instructions at instructions_per_ns (instructions). */
+typedef enum p2_clock_mode {
+    P2_CLOCK_MODEL = 0,
+    P2_CLOCK_CPU = 1,
+    P2_CLOCK_INSTRUCTIONS = 2
+} p2_clock_mode;
 
 typedef struct p2_job {
     /* written by p2run before anyone else starts */

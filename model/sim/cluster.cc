@@ -144,7 +144,8 @@ void Cluster::write_stats_table(std::ostream& out) const {
   }
 }
 
-void Cluster::write_stats_json(std::ostream& out, const ProcessStats* process) const {
+void Cluster::write_stats_json(std::ostream& out, const ProcessStats* process,
+                               const ProgramWork* work) const {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   const ClusterSummary sum = summary();
   out << std::setprecision(9);
@@ -158,7 +159,22 @@ void Cluster::write_stats_json(std::ostream& out, const ProcessStats* process) c
         << (process->wall_s > 0 ? static_cast<double>(sum.tlp_hops) / process->wall_s : 0.0)
         << ", \"peak_rss_kib\": " << process->peak_rss_kib;
   }
-  out << "},\n  \"simulated_us\": " << us(now) << ",\n  \"links\": [";
+  out << "},\n";
+  if (work) {
+    double total = 0, most = 0;
+    size_t most_rank = 0;
+    for (size_t i = 0; i < work->rank_cpu_s.size(); i++) {
+      total += work->rank_cpu_s[i];
+      if (work->rank_cpu_s[i] > most) most = work->rank_cpu_s[i], most_rank = i;
+    }
+    out << "  \"program\": {\"clock\": \"" << work->clock << "\", \"cpu_s\": " << total
+        << ", \"largest_rank\": " << most_rank << ", \"largest_cpu_s\": " << most
+        << ", \"instructions\": " << work->instructions << ", \"charged_s\": " << work->charged_s
+        << ", \"rank_cpu_s\": [";
+    for (size_t i = 0; i < work->rank_cpu_s.size(); i++) out << (i ? ", " : "") << work->rank_cpu_s[i];
+    out << "]},\n";
+  }
+  out << "  \"simulated_us\": " << us(now) << ",\n  \"links\": [";
   bool first = true;
   for (PcieLink* l : links()) {
     for (LinkPort* p : {&l->end_a(), &l->end_b()}) {

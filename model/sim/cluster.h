@@ -3,8 +3,10 @@
 // (PEACH2 by default), each with its device in every node.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "core/params.h"
@@ -33,6 +35,16 @@ struct ClusterSummary {
 struct ProcessStats {
   double wall_s = 0;          // from the simulator's start to the end of the job
   uint64_t peak_rss_kib = 0;  // getrusage ru_maxrss
+};
+
+// The ranks' own code outside the libraries, as their runtimes measured it
+// (host figures: they differ from run to run), and what the job's clock
+// charged for it (lib/src/rt/rt_meter.c).
+struct ProgramWork {
+  std::string clock;               // "model", "cpu" or "instructions"
+  std::vector<double> rank_cpu_s;  // host CPU time per rank
+  uint64_t instructions = 0;       // --clock=instructions: user-mode instructions, all ranks
+  double charged_s = 0;            // simulated time charged for it, all ranks
 };
 
 class Cluster {
@@ -64,7 +76,8 @@ class Cluster {
   // given: wall time, slowdown = wall / simulated, TLP hops per wall second,
   // peak RSS).
   void write_stats_table(std::ostream& out) const;
-  void write_stats_json(std::ostream& out, const ProcessStats* process = nullptr) const;
+  void write_stats_json(std::ostream& out, const ProcessStats* process = nullptr,
+                        const ProgramWork* work = nullptr) const;
   // Records every TLP to a Chrome-trace / Perfetto JSON file.
   void enable_trace(const std::string& path);
   // Closes the trace: "" when it was written whole, else why not.

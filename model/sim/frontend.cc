@@ -411,6 +411,7 @@ int Frontend::run() {
       *flags_.dump = 0;
       std::cerr << "p2sim: state at simulated time " << us(now_ps()) << ":\n";
       print_ranks(std::cerr);
+      report_program_work(std::cerr);
     }
     // Read before looking for work: a push after this read wakes the sleep below.
     uint32_t bell = p2_ld_sc(&job_->doorbell);
@@ -454,7 +455,7 @@ int Frontend::run() {
     }
     // Nothing more can happen until a rank sends something; with --clock=cpu,
     // also until running ranks have consumed more CPU time.
-    check_stall();
+    if (check_stall()) return kStallStatus;
     // With --clock=cpu the running ranks' horizons move by themselves; poll
     // them often, but only while there is something for time to advance.
     bool poll = clock_ == P2_CLOCK_CPU && (sc_pending_activity() || next_request());
@@ -462,29 +463,52 @@ int Frontend::run() {
   }
 }
 
-// A rank that blocks outside the library (in MPI, in sleep, or spinning on
-// memory) while another waits for simulated time to pass holds the whole job
-// under --clock=model: say so once, instead of waiting silently. Host time is
-// only looked at here, for the message; it never changes what is simulated.
-void Frontend::check_stall() {
+// No progress: the model has something to do (a rank waits for an answer, a
+// request is queued, events are pending) and cannot go on, because a running
+// rank (or thread) holds simulated time at its clock and sends nothing: it
+// computes, spins on memory, sleeps or blocks outside the libraries. Under
+// --clock=model (and =instructions) a rank's own computation moves no clock,
+// so a rank spinning on memory for what the network would write there holds
+// the job forever; a rank that legitimately computes for long holds it just
+// as well, until its next call. Neither can be told from the other, so the
+// rule is host time: the first kStallHintSeconds without progress print the
+// ranks' states once, and flags_.stall_s (p2run --stall, default 60 s; 0:
+// never) ends the job with kStallStatus and the same diagnosis. Progress is
+// anything that moves: the model's time, a request, a rank attaching or
+// leaving. Host time is read only here; it never changes what is simulated.
+bool Frontend::check_stall() {
   uint64_t mark = now_ps() ^ (requests_seen_ * 0x9e3779b97f4a7c15ull);
+  for (const Rank& r : ranks_)
+    mark = mark * 31 + (r.attached ? 1 : 0) + (r.done ? 2 : 0);
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   double wall = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-  if (mark != stall_mark_ || waiting_ == 0) {
+  const bool something_to_do = waiting_ > 0 || sc_pending_activity() || next_request();
+  if (mark != stall_mark_ || !something_to_do) {
     stall_mark_ = mark;
     stall_since_ = wall;
-    return;
+    return false;
   }
-  if (stall_hinted_ || wall - stall_since_ < kStallHintSeconds) return;
+  const double idle = wall - stall_since_;
+  const double limit = flags_.stall_s;
+  if (limit > 0 && idle >= limit) {
+    std::cerr << "p2sim: no progress for " << limit << " s (--stall) at simulated time "
+              << us(now_ps()) << "; ending the job:\n";
+    print_ranks(std::cerr);
+    explain_stall(std::cerr);
+    return true;
+  }
+  // The early word, once a job, unless --stall is about to say it anyway.
+  if (stall_hinted_ || idle < kStallHintSeconds || (limit > 0 && limit < 4 * kStallHintSeconds))
+    return false;
   stall_hinted_ = true;
   std::cerr << "p2sim: no progress for " << kStallHintSeconds << " s at simulated time "
             << us(now_ps()) << ":\n";
   print_ranks(std::cerr);
-  if (clock_ == P2_CLOCK_MODEL)
-    std::cerr << "p2sim: a running rank that blocks outside the library (in MPI, in sleep, or\n"
-                 "  spinning on memory) holds simulated time under --clock=model; such programs\n"
-                 "  need --clock=cpu\n";
+  explain_stall(std::cerr);
+  if (limit > 0)
+    std::cerr << "p2sim: the job ends if nothing moves for " << limit << " s (--stall)\n";
+  return false;
 }
 
 // A rank that said goodbye (P2_CHAN_EXIT) may be failing on its own, in its

@@ -37,6 +37,10 @@
 //
 // Deadlock: no rank running, nothing queued and no model activity pending while
 // some rank waits: every wait is printed and run() returns kDeadlockStatus.
+// Stall: ranks running but sending nothing while the model has work that
+// their clocks hold back, for Flags::stall_s of host time (check_stall):
+// every rank's state, with what the running ones did last, is printed and
+// run() returns kStallStatus.
 //
 // The unit's parts: frontend.cc (the loop, clocks and horizons, executing
 // requests), frontend_admit.cc (draining and checking the rings),
@@ -66,12 +70,17 @@ class Frontend {
   // A rank broke the channel's protocol (a request or clock no library call
   // makes) or shrank the job's shared memory: the job ends at once, naming it.
   static constexpr int kRankFaultStatus = 4;
+  // No progress for Flags::stall_s of host time while running ranks held
+  // simulated time (check_stall): the job ends, naming them.
+  static constexpr int kStallStatus = 5;
 
   // Signals the simulator's main catches: `stop` ends run() at once (SIGTERM),
   // `dump` prints every rank's state (p2run's timeout asks for it with SIGUSR1).
+  // `stall_s`: host seconds without progress that end the job (0: never).
   struct Flags {
     volatile std::sig_atomic_t* stop = nullptr;
     volatile std::sig_atomic_t* dump = nullptr;
+    double stall_s = 0;
   };
 
   Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& rank_node,
@@ -88,6 +97,10 @@ class Frontend {
 
   // Every rank's state, one line each (deadlock and timeout reports).
   void print_ranks(std::ostream& out) const;
+  // The host CPU time the ranks' own code used outside the libraries, and
+  // what the clock charged for it (the end-of-job report, --stats).
+  ProgramWork program_work() const;
+  void report_program_work(std::ostream& out) const;
   uint64_t now_ps() const { return sc_core::sc_time_stamp().value(); }
 
  private:
@@ -169,12 +182,15 @@ class Frontend {
   // The device a request names, or nullptr (with a warning) if there is none.
   NodeDevice* device_for(const Rank& r, const Request& q);
   std::string describe_wait(const Rank& r) const;
+  std::string last_work(const Rank& r) const;  // a running lane's last call and CPU since
+  int64_t thread_cpu_ns(const Rank& r) const;  // its thread's host CPU time, or -1
   void warn(const Rank& r, const std::string& what);
 
   int deadlock();
   int rank_fault();
   void finish();
-  void check_stall();
+  bool check_stall();  // true: end the job (kStallStatus)
+  void explain_stall(std::ostream& out) const;
   bool exit_unreaped();
 
   // Message text: "1.234 us", the latest time a rank may reach, "0x1f".
@@ -196,7 +212,7 @@ class Frontend {
   bool answered_ = false;       // an answer was given in the current instant
   bool faulted_ = false;        // fault() ended the job
   uint64_t poll_detect_ps_ = 0;
-  // Stall diagnosis (wall time, for a message only).
+  // Stall diagnosis (host time: when to say so, and when to give up).
   static constexpr double kStallHintSeconds = 2.0;
   // How long (host time) a deadlock waits for p2run to reap a rank that said
   // goodbye (exit_unreaped); under mpirun nobody reaps.

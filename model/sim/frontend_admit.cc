@@ -81,8 +81,8 @@ bool Frontend::admit(Rank& r, Request& q, uint64_t index) {
   if (q.stamp < r.last_stamp) {
     // Only --clock=cpu can race like this (a rank's CPU clock read by us
     // before its own read); keep each rank's stamps in order. Under the
-    // model clock no library call sends one.
-    if (clock_ == P2_CLOCK_MODEL) {
+    // model and instructions clocks no library call sends one.
+    if (clock_ != P2_CLOCK_CPU) {
       fault(r, of("stamp_ps"), "is " + us(q.stamp) + ", before its previous request's " +
                                       us(r.last_stamp));
       return false;

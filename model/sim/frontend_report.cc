@@ -1,12 +1,16 @@
 // frontend_report.cc - the front end's diagnoses (frontend.h), printed
 // only when a job ends badly or is asked for its state: a rank that shrank
-// the job's memory, a deadlock, every rank's state and what it waits for;
-// and how times and values read in every message of the front end. Depends
-// on the cluster's devices (their register and memory-wait descriptions).
+// the job's memory, a deadlock, a stall, every rank's state and what it
+// waits for or did last; the program's own work at the job's end; and how
+// times and values read in every message of the front end. Depends on the
+// cluster's devices (their register and memory-wait descriptions).
 #include "sim/frontend.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -127,9 +131,16 @@ void Frontend::print_ranks(std::ostream& out) const {
           << describe_wait(r) << " since " << us(r.wait.stamp) << ")";
     else if (r.waiting)
       out << "waiting for " << describe_wait(r) << " since " << us(r.wait.stamp);
+    else if (!r.queue.empty() && p2_chan_op_blocks(r.queue.back().op) &&
+             r.channel->mpi_wait[0] != '\0')
+      out << "in " << std::string(r.channel->mpi_wait, strnlen(r.channel->mpi_wait, sizeof r.channel->mpi_wait))
+          << " since " << us(p2_ld(&r.channel->mpi_since_ps)) << " (about to wait for "
+          << describe_wait(r) << ", queued at " << us(r.queue.back().stamp) << ")";
     else if (!r.queue.empty() && p2_chan_op_blocks(r.queue.back().op))
       out << "about to wait for " << describe_wait(r) << " (queued at "
           << us(r.queue.back().stamp) << ")";
+    else if (!r.queue.empty() && r.queue.back().op == P2_CHAN_EXIT)
+      out << "leaving (its exit is queued at " << us(r.queue.back().stamp) << ")";
     else if (!r.attached)
       out << "not attached to the simulator yet";
     else if (r.parked)
@@ -139,9 +150,145 @@ void Frontend::print_ranks(std::ostream& out) const {
       out << "in " << std::string(r.channel->mpi_call, strnlen(r.channel->mpi_call, sizeof r.channel->mpi_call))
           << " over every rank, clock " << us(horizon(const_cast<Rank&>(r)));
     else
-      out << "running, clock at least " << us(horizon(const_cast<Rank&>(r)));
+      out << "running, clock at least " << us(horizon(const_cast<Rank&>(r))) << last_work(r);
     out << "\n";
   }
+}
+
+// ---- What running ranks do ---------------------------------------------------
+
+// The host CPU time (ns) of a lane's thread, from its scheduler statistics;
+// -1 when it cannot be read.
+int64_t Frontend::thread_cpu_ns(const Rank& r) const {
+  const int32_t tid = p2_ld(&r.channel->tid);
+  const pid_t pid = ranks_[r.owner].pid;
+  if (pid <= 0 || tid <= 0) return -1;
+  char path[64], buf[96];
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", static_cast<int>(pid),
+                static_cast<int>(tid));
+  FILE* f = std::fopen(path, "r");
+  if (!f) return -1;
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  return n ? static_cast<int64_t>(std::strtoull(buf, nullptr, 10)) : -1;
+}
+
+// What a running lane did last, as its thread wrote it (lib/src/rt/rt_meter.c;
+// the rank's word, only ever printed): the library call it entered last, and
+// whether it is inside the libraries or outside since, with the host CPU time
+// its thread used since it left them.
+std::string Frontend::last_work(const Rank& r) const {
+  char call[sizeof r.channel->last_call];
+  std::memcpy(call, const_cast<const char*>(r.channel->last_call), sizeof call);
+  call[sizeof call - 1] = '\0';
+  for (char* c = call; *c; c++)
+    if (!std::isprint(static_cast<unsigned char>(*c))) *c = '?';
+  const int64_t left = p2_ld(&r.channel->left_cpu_ns);
+  std::ostringstream s;
+  if (left < 0) {
+    s << "; inside " << (call[0] ? call : std::string("a library call"))
+      << ", in no modelled wait";
+    return s.str();
+  }
+  s << "; in the program's own code since it left " << (call[0] ? call : std::string("the libraries"));
+  const int64_t now = thread_cpu_ns(r);
+  if (now >= left) {
+    char cpu[48];
+    std::snprintf(cpu, sizeof cpu, ", %.3f s of host CPU time since", static_cast<double>(now - left) * 1e-9);
+    s << cpu;
+  }
+  return s.str();
+}
+
+void Frontend::explain_stall(std::ostream& out) const {
+  bool running_rank = false;
+  for (const Rank& r : ranks_)
+    if (r.attached && !r.done && !r.waiting && !r.parked &&
+        (r.queue.empty() || !p2_chan_op_blocks(r.queue.back().op)))
+      running_rank = true;
+  if (!running_rank) return;
+  if (clock_ == P2_CLOCK_CPU)
+    out << "p2sim: a running rank moves simulated time only while it uses CPU: one asleep outside\n"
+           "  the libraries (sleep, I/O, a wait in another library) holds it for every rank\n";
+  else
+    out << "p2sim: a running rank holds simulated time at its clock until it next calls the\n"
+           "  libraries: under --clock=" << (clock_ == P2_CLOCK_MODEL ? "model" : "instructions")
+        << " its own computation between calls takes no modelled time as it\n"
+           "  runs, so a rank spinning on memory for what another rank or the network will\n"
+           "  write there waits forever (--clock cpu runs such programs), and one computing for\n"
+           "  longer than --stall needs a larger --stall (0: never end the job this way)\n";
+}
+
+// ---- The program's own work -----------------------------------------------------
+
+ProgramWork Frontend::program_work() const {
+  ProgramWork w;
+  w.clock = clock_ == P2_CLOCK_CPU ? "cpu" : clock_ == P2_CLOCK_INSTRUCTIONS ? "instructions" : "model";
+  unsigned nranks = 0;
+  for (const Rank& r : ranks_) nranks = std::max(nranks, r.owner + 1);
+  w.rank_cpu_s.assign(nranks, 0.0);
+  for (const Rank& r : ranks_) {
+    // The ranks' own counts (never believed for a simulated time): a count
+    // no thread can have reached in a day is dropped, not summed.
+    uint64_t ns = p2_ld(&r.channel->program_cpu_ns);
+    // A lane still in the program's own code (a job that ends before its
+    // ranks: a stall, a timeout) has spent more than it counted so far.
+    const int64_t left = p2_ld(&r.channel->left_cpu_ns);
+    if (r.attached && !r.done && left >= 0) {
+      const int64_t now = thread_cpu_ns(r);
+      if (now > left) ns += static_cast<uint64_t>(now - left);
+    }
+    if (ns < 86400ull * 1000000000ull) w.rank_cpu_s[r.owner] += static_cast<double>(ns) * 1e-9;
+    if (clock_ == P2_CLOCK_INSTRUCTIONS) w.instructions += p2_ld(&r.channel->program_instr);
+  }
+  double total = 0;
+  for (double c : w.rank_cpu_s) total += c;
+  if (clock_ == P2_CLOCK_CPU) w.charged_s = total;
+  if (clock_ == P2_CLOCK_INSTRUCTIONS)
+    w.charged_s = static_cast<double>(w.instructions) / job_->rank_params.instructions_per_ns * 1e-9;
+  return w;
+}
+
+// A host time for a report: "1.234 s", "12.345 ms", "87 us".
+static std::string host_seconds(double s) {
+  char buf[48];
+  if (s >= 1)
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
+  else if (s >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f us", s * 1e6);
+  return buf;
+}
+
+void Frontend::report_program_work(std::ostream& out) const {
+  const ProgramWork w = program_work();
+  if (w.rank_cpu_s.empty()) return;
+  double total = 0;
+  size_t most = 0;
+  for (size_t i = 0; i < w.rank_cpu_s.size(); i++) {
+    total += w.rank_cpu_s[i];
+    if (w.rank_cpu_s[i] > w.rank_cpu_s[most]) most = i;
+  }
+  // One line, written at once: the ranks may still be printing as they exit.
+  std::ostringstream s;
+  s << "p2sim: the ranks' own code outside the libraries used " << host_seconds(total)
+    << " of host CPU time (rank " << most << " the most, " << host_seconds(w.rank_cpu_s[most])
+    << ")";
+  if (clock_ == P2_CLOCK_MODEL) {
+    s << ", which --clock=model does not charge: simulated times leave it out "
+         "(--clock instructions or cpu charge it)\n";
+  } else if (clock_ == P2_CLOCK_CPU) {
+    s << ", charged to their clocks (--clock=cpu)\n";
+  } else {
+    char part[160];
+    std::snprintf(part, sizeof part,
+                  "; --clock=instructions charged its %.6g user-mode instructions at %g per ns: ",
+                  static_cast<double>(w.instructions), job_->rank_params.instructions_per_ns);
+    s << part << host_seconds(w.charged_s) << " of simulated time\n";
+  }
+  out << s.str() << std::flush;
 }
 
 }  // namespace p2

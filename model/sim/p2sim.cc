@@ -5,20 +5,22 @@
 // all gone.
 //
 //   p2sim --job SHM_NAME --topology FILE [--map FILE] [--routing POLICY]
-//         [--params FILE] [--clock model|cpu] [--trace FILE] [--stats FILE]
+//         [--params FILE] [--clock model|cpu|instructions[=RATE]]
+//         [--stall SECONDS] [--trace FILE] [--stats FILE]
 //   p2sim --list-params [--params FILE]
 //
 // Exit status: 0 every rank finished; 2 a bad flag or input file (the message
 // names it, "file:line: reason"), or a --stats or --trace file that could not
-// be written whole; 3 a deadlock (every rank's wait printed); 128 + signal
-// when stopped.
+// be written whole; 3 a deadlock (every rank's wait printed); 5 no progress
+// for --stall seconds (every rank's state printed); 128 + signal when
+// stopped.
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cmath>
-#include <cstdio>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -65,6 +67,8 @@ void on_dump(int) { g_dump = 1; }
 
 struct Options {
   std::string job, topology, map, routing = "ring-split", params, clock = "model", trace, stats;
+  std::string rate;     // --clock instructions=RATE: instructions_per_ns
+  double stall_s = 60;  // --stall: host seconds without progress (0: never)
   bool list_params = false;
 };
 
@@ -72,14 +76,17 @@ struct Options {
 // message or "".
 std::string parse_options(int argc, char** argv, Options& o) {
   const char *job = nullptr, *topology = nullptr, *map = nullptr, *routing = nullptr,
-             *params = nullptr, *clock = nullptr, *trace = nullptr, *stats = nullptr;
+             *params = nullptr, *clock = nullptr, *trace = nullptr, *stats = nullptr,
+             *stall = nullptr;
   int list_params = 0;
   const wl_option flags[] = {{"--job", WL_OPTION_STRING, &job, "SHM_NAME", nullptr},
                              {"--topology", WL_OPTION_STRING, &topology, "FILE", nullptr},
                              {"--map", WL_OPTION_STRING, &map, "FILE", nullptr},
                              {"--routing", WL_OPTION_STRING, &routing, "POLICY", nullptr},
                              {"--params", WL_OPTION_STRING, &params, "FILE", nullptr},
-                             {"--clock", WL_OPTION_STRING, &clock, "model|cpu", nullptr},
+                             {"--clock", WL_OPTION_STRING, &clock, "model|cpu|instructions[=RATE]",
+                              nullptr},
+                             {"--stall", WL_OPTION_STRING, &stall, "SECONDS", nullptr},
                              {"--trace", WL_OPTION_STRING, &trace, "FILE", nullptr},
                              {"--stats", WL_OPTION_STRING, &stats, "FILE", nullptr},
                              {"--list-params", WL_OPTION_FLAG, &list_params, nullptr, nullptr}};
@@ -102,8 +109,19 @@ std::string parse_options(int argc, char** argv, Options& o) {
   for (const auto& [value, field] : given)
     if (value) *field = value;
   o.list_params = list_params != 0;
-  if (o.clock != "model" && o.clock != "cpu")
-    return "--clock: '" + o.clock + "' is not 'model' or 'cpu'";
+  if (o.clock.rfind("instructions=", 0) == 0) {
+    o.rate = o.clock.substr(std::strlen("instructions="));
+    o.clock = "instructions";
+  }
+  if (o.clock != "model" && o.clock != "cpu" && o.clock != "instructions")
+    return "--clock: '" + o.clock + "' is not 'model', 'cpu' or 'instructions[=RATE]'";
+  if (stall) {
+    char* end;
+    errno = 0;
+    o.stall_s = std::strtod(stall, &end);
+    if (errno || end == stall || *end || !(o.stall_s >= 0))
+      return "--stall: '" + std::string(stall) + "' is not a number of seconds (0: never)";
+  }
   if (!o.list_params && o.job.empty()) return "--job is required (p2sim is started by p2run)";
   if (!o.list_params && o.topology.empty()) return "--topology is required";
   return "";
@@ -129,10 +147,10 @@ p2::ProcessStats process_stats(double started) {
 // there (a full disk, a file that takes no data) fails the job, which would
 // otherwise claim an output it does not have.
 int finish_outputs(p2::Cluster& cluster, std::ofstream& stats, const Options& opt,
-                   double started, int status) {
+                   double started, const p2::ProgramWork& work, int status) {
   if (status == 0 && stats.is_open()) {
     const p2::ProcessStats process = process_stats(started);
-    cluster.write_stats_json(stats, &process);
+    cluster.write_stats_json(stats, &process, &work);
     errno = 0;
     stats.close();
     if (!stats) {
@@ -215,12 +233,18 @@ int sc_main(int argc, char** argv) {
   sigaction(SIGUSR1, &sa, nullptr);
 
   const unsigned nranks = local.nranks;
-  const p2_clock_mode clock = opt.clock == "cpu" ? P2_CLOCK_CPU : P2_CLOCK_MODEL;
+  const p2_clock_mode clock = opt.clock == "cpu"            ? P2_CLOCK_CPU
+                              : opt.clock == "instructions" ? P2_CLOCK_INSTRUCTIONS
+                                                            : P2_CLOCK_MODEL;
   std::unique_ptr<p2::Cluster> cluster;
   std::vector<unsigned> rank_node;
   std::ofstream stats;
   try {
     if (!opt.params.empty()) p2::load_params_file(params, opt.params);
+    // --clock instructions=RATE: the command line's rate over the file's
+    if (!opt.rate.empty())
+      p2::set_param(params, "instructions_per_ns", opt.rate, "--clock instructions", 0,
+                    {p2::ParamScope::Rank});
     p2::Topology topo = p2::load_topology(opt.topology, params);
     p2::validate_config(params, opt.params, topo);
     p2::RoutingPolicy policy = p2::parse_routing_policy(opt.routing);
@@ -320,8 +344,13 @@ int sc_main(int argc, char** argv) {
   p2_st_sc(&job->sim_state, static_cast<uint32_t>(P2_SIM_READY));
   p2_futex_wake(&job->sim_state, INT_MAX);
 
-  p2::Frontend frontend(job, *cluster, rank_node, clock, {&g_stop, &g_dump});
+  p2::Frontend frontend(job, *cluster, rank_node, clock, {&g_stop, &g_dump, opt.stall_s});
   int status = frontend.run();
+  // The ranks' own work outside the libraries, which the clock may not charge.
+  const p2::ProgramWork work = frontend.program_work();
+  if (status == 0 || status == p2::Frontend::kDeadlockStatus ||
+      status == p2::Frontend::kStallStatus)
+    frontend.report_program_work(std::cerr);
   if (g_stop && g_stop_sender != local.launcher_pid) {
     // Stopped by someone other than p2run (which says why it ends a job):
     // say so, or the job ends without a word.
@@ -334,7 +363,7 @@ int sc_main(int argc, char** argv) {
               << g_stop_sender << ") at simulated time " << when << ":\n";
     frontend.print_ranks(std::cerr);
   }
-  status = finish_outputs(*cluster, stats, opt, started, status);
+  status = finish_outputs(*cluster, stats, opt, started, work, status);
   job_end.end(status);
   std::cout.flush();
   std::cerr.flush();

@@ -669,6 +669,143 @@ cudart_static)
     expect_rc 0
     grep -qF "statically" "$TMP/err" && fail "warned about a program without the static runtime"
     expect_clean ;;
+clocks)
+    # The C library's clocks a program reads (gettimeofday, clock_gettime,
+    # time, timespec_get) are the rank's virtual clock under --clock model:
+    # exact over modelled work, REALTIME from 2014-01-01, reads in a loop
+    # cost 25 ns each (emu_clocks.c checks each); twice alike.
+    for i in 1 2; do
+        run -n 2 --timeout 60 -- "$BIN/emu_clocks"
+        expect_rc 0
+        expect_out "rank 0: monotonic 0 ns, realtime 1388534400.000000050, gettimeofday 1388534400.000000, time 1388534400; 2.5 ms of compute: 2500000 ns and 2500 us"
+        sort "$TMP/out" >"$TMP/run$i"
+    done
+    cmp -s "$TMP/run1" "$TMP/run2" || fail "two runs differ: $(diff "$TMP/run1" "$TMP/run2")"
+    expect_clean ;;
+clocks_cpu)
+    # Under --clock cpu the program's clocks stay the host's.
+    run -n 2 --clock cpu --timeout 60 -- "$BIN/emu_clocks" host
+    expect_rc 0
+    expect_out "rank 0: host clocks: right"
+    expect_out "rank 1: host clocks: right"
+    expect_clean ;;
+stall)
+    # Under --clock model a rank spinning on memory holds simulated time and
+    # nothing moves: --stall ends the job (status 5) in bounded time, naming
+    # the running rank, what it left last and the CPU time it spent since.
+    run -n 2 --stall 2 --timeout 60 -- "$BIN/emu_pio_spin"
+    expect_rc 5
+    expect_faster 20
+    expect_err "p2sim: no progress for 2 s (--stall) at simulated time 0.000 us; ending the job:"
+    expect_err "rank 0 (node 0): leaving (its exit is queued at 0.598 us)"
+    expect_err "rank 1 (node 1): running, clock at least 0.000 us; in the program's own code since it left the libraries,"
+    expect_err "s of host CPU time since"
+    expect_err "--clock cpu runs such programs"
+    # the spinning rank's CPU time since its last call counts in the report
+    grep -qE "used [0-9.]+ (ms|s) of host CPU time \(rank 1 the most" "$TMP/err" ||
+        fail "the report lacks rank 1's spin"
+    grep -q "timeout" "$TMP/err" && fail "ended by the timeout, not --stall"
+    expect_clean ;;
+stall_flags)
+    # --stall takes seconds (0: never); --clock instructions[=RATE] a rate.
+    for bad in -1 abc ""; do
+        run -n 2 --stall "$bad" -- "$BIN/emu_hello"
+        expect_rc 2
+    done
+    run -n 2 --stall abc -- "$BIN/emu_hello"
+    expect_err "p2run: --stall: 'abc' is not a number of seconds (0: never)"
+    for bad in instructions=abc instructions=0 instructions=-2 bogus; do
+        run -n 2 --clock "$bad" -- "$BIN/emu_hello"
+        expect_rc 2
+        [ -s "$TMP/out" ] && fail "ranks ran despite --clock $bad"
+    done
+    expect_err "p2run: --clock: 'bogus' is not 'model', 'cpu' or 'instructions[=RATE]'"
+    # --stall 0: only --timeout ends a job that makes no progress
+    run -n 2 --stall 0 --timeout 3 -- "$BIN/emu_pio_spin"
+    expect_rc 124
+    "$P2RUN" --help | grep -qF -- "--stall SECONDS" || fail "--help does not list --stall"
+    expect_clean ;;
+program_work)
+    # At the end of a job p2sim says how much host CPU time the ranks' own
+    # code used outside the libraries, which --clock model does not charge
+    # (emu_compute: a 20-million-iteration loop between two clock reads that
+    # takes no simulated time); the --stats JSON has it per rank. Under
+    # --clock cpu it is charged.
+    run -n 2 --stats "$TMP/stats.json" --timeout 60 -- "$BIN/emu_compute"
+    expect_rc 0
+    expect_out "rank 0: 20000000 iterations took 0.000000 us of simulated time"
+    expect_out "rank 1: 20000000 iterations took 0.000000 us of simulated time"
+    expect_err "p2sim: the ranks' own code outside the libraries used"
+    expect_err "which --clock=model does not charge: simulated times leave it out"
+    python3 - "$TMP/stats.json" <<'PY' || fail "--stats lacks the program's work: $(head -c 600 "$TMP/stats.json")"
+import json, sys
+p = json.load(open(sys.argv[1]))["program"]
+assert p["clock"] == "model" and p["charged_s"] == 0, p
+assert len(p["rank_cpu_s"]) == 2 and min(p["rank_cpu_s"]) > 0.002, p
+assert abs(sum(p["rank_cpu_s"]) - p["cpu_s"]) < 1e-6 and p["largest_cpu_s"] == max(p["rank_cpu_s"]), p
+PY
+    run -n 2 --clock cpu --timeout 60 -- "$BIN/emu_compute"
+    expect_rc 0
+    expect_err "charged to their clocks (--clock=cpu)"
+    grep -q "rank 0: 20000000 iterations took 0.000000 us" "$TMP/out" && fail "--clock cpu charged nothing"
+    expect_clean ;;
+instructions)
+    # --clock instructions: the loop's retired user-mode instructions charged
+    # at instructions_per_ns (2.8). Where the machine has no counter (or the
+    # kernel refuses it) p2run says why and what to do, and the case skips.
+    run -n 2 --clock instructions --timeout 60 -- "$BIN/emu_compute"
+    if [ "$RC" -eq 2 ] && grep -qF -- "--clock instructions is not available:" "$TMP/err"; then
+        grep -qE "perf_event_open|perf_event_paranoid" "$TMP/err" || fail "the refusal names no reason"
+        [ -s "$TMP/out" ] && fail "ranks ran without a counter"
+        expect_no_shm
+        echo "SKIP [$CASE]: $(cat "$TMP/err")"
+        exit 77
+    fi
+    expect_rc 0
+    expect_err "--clock=instructions charged its"
+    us() { sed -n "s/^rank $1: 20000000 iterations took \([0-9.]*\) us.*/\1/p" "$TMP/out"; }
+    A=$(us 0)
+    [ -n "$A" ] || fail "no time for rank 0"
+    # 20 million iterations of a volatile add: 4-8 instructions each
+    (( $(echo "$A > 20000000 * 3 / 2.8 / 1000 && $A < 20000000 * 10 / 2.8 / 1000" | bc) )) ||
+        fail "rank 0's loop took $A us: not 3-10 instructions an iteration at 2.8 per ns"
+    run -n 2 --clock instructions --timeout 60 -- "$BIN/emu_compute"
+    B=$(us 0)
+    echo "two runs: $A us and $B us"
+    (( $(echo "($A - $B)^2 < ($A / 1000)^2" | bc) )) || fail "two runs differ by more than 0.1%: $A and $B us"
+    run -n 2 --clock instructions=5.6 --timeout 60 -- "$BIN/emu_compute"
+    H=$(us 0)
+    (( $(echo "($H * 2 - $A)^2 < ($A / 100)^2" | bc) )) || fail "at 5.6 per ns $H us, at 2.8 $A us"
+    run -n 2 --clock instructions=0.0001 --timeout 60 -- "$BIN/emu_compute"
+    expect_rc 2
+    expect_err "instructions_per_ns"
+    expect_clean ;;
+instructions_stand_in)
+    # The instructions clock's path (a counter per thread, read at each call,
+    # charged at the rate) with the kernel's task clock standing in for the
+    # instruction counter (P2_INSTR_EVENT=task-clock, a test hook): it then
+    # counts the thread's CPU time in ns, so at 1 per ns the loop is charged
+    # its CPU time, about what --clock cpu charges.
+    export P2_INSTR_EVENT=task-clock
+    run -n 2 --clock instructions=1 --timeout 60 -- "$BIN/emu_compute"
+    unset P2_INSTR_EVENT
+    if [ "$RC" -eq 2 ] && grep -qF -- "--clock instructions is not available:" "$TMP/err"; then
+        echo "SKIP [$CASE]: $(cat "$TMP/err")"
+        exit 77
+    fi
+    expect_rc 0
+    expect_err "--clock=instructions charged its"
+    T=$(sed -n 's/^rank 0: 20000000 iterations took \([0-9.]*\) us.*/\1/p' "$TMP/out")
+    [ -n "$T" ] || fail "no time for rank 0"
+    (( $(echo "$T > 1000" | bc) )) || fail "the loop was charged $T us; its CPU time is milliseconds"
+    # a rate outside instructions_per_ns's range is refused before any rank runs
+    export P2_INSTR_EVENT=task-clock
+    run -n 2 --clock instructions=2000 --timeout 60 -- "$BIN/emu_compute"
+    unset P2_INSTR_EVENT
+    expect_rc 2
+    expect_err "--clock instructions: instructions_per_ns = 2000: must be in [0.001, 1000]"
+    [ -s "$TMP/out" ] && fail "ranks ran at a refused rate"
+    expect_clean ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;
 esac

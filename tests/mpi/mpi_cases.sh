@@ -107,6 +107,42 @@ local_*)
     expect_out "split_type: MPI_COMM_TYPE_SHARED"
     expect_out "checks passed on $N ranks"
     expect_clean ;;
+clocks)
+    # A program timing an 8 B ping-pong as prebuilt benchmarks do (NetPIPE:
+    # gettimeofday), also with clock_gettime and through a user's own shared
+    # library, under the default --clock=model: every clock reads the rank's
+    # virtual time and agrees with MPI_Wtime (mpi_clocks.c checks it to the
+    # read costs), while libevent's reads (a system library, Open MPI's) stay
+    # the host's; twice alike. Under --clock=cpu the clocks are the host's.
+    for i in 1 2; do
+        run -n 2 --timeout 60 -- "$BIN/mpi_clocks"
+        expect_rc 0
+        expect_out "mpi_clocks: all clocks agree on 2 ranks"
+        expect_out "rank 0: 8 B one way: MPI_Wtime 1.899011 us, gettimeofday 1.899000 us, CLOCK_MONOTONIC 1.899011 us, CLOCK_REALTIME 1.899011 us"
+        sort "$TMP/out" >"$TMP/clocks$i"
+    done
+    cmp -s "$TMP/clocks1" "$TMP/clocks2" || fail "two runs differ: $(diff "$TMP/clocks1" "$TMP/clocks2")"
+    run -n 2 --clock cpu --timeout 60 -- "$BIN/mpi_clocks" host
+    expect_rc 0
+    expect_out "mpi_clocks: host clocks under --clock cpu: right"
+    expect_clean ;;
+stall)
+    # Rank 0 spins on memory forever while rank 1 waits in MPI_Recv for it:
+    # under --clock=model nothing can move, and --stall ends the job (status
+    # 5) with each rank's state, in bounded time. A rank that computes for a
+    # while (1.5 s of host time, shorter than --stall) before it sends is no
+    # stall: that job finishes.
+    run -n 2 --stall 3 --timeout 60 -- "$BIN/mpi_stall" spin
+    expect_rc 5
+    expect_err "p2sim: no progress for 3 s (--stall)"
+    expect_err "rank 0 (node 0): running, clock at least"
+    expect_err "in the program's own code since it left MPI_Barrier,"
+    expect_err "rank 1 (node 1): in MPI_Recv from rank 0 tag 7"
+    grep -q "timeout" "$TMP/err" && fail "ended by the timeout, not --stall"
+    run -n 2 --stall 8 --timeout 60 -- "$BIN/mpi_stall" compute 1.5
+    expect_rc 0
+    expect_out "mpi_stall: rank 1 received 42 at"
+    expect_clean ;;
 checktick)
     # STREAM's checktick() on MPI_Wtime under the default --clock=model: it
     # must end (each read in a loop of reads costs mpi_wtime_ns), twice alike.

@@ -20,6 +20,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
+#include <time.h>
 
 #include "p2_job.h"
 
@@ -114,6 +116,28 @@ int p2_rt_wait_mem_until(p2_rt *rt, const volatile uint64_t *addr, uint64_t mask
  * no-ops without a runtime. */
 void p2_rt_api_begin(void);
 void p2_rt_api_end(void);
+/* p2_rt_api_begin naming the call, for the diagnosis of a job that stalls
+ * ("rank 1: running since it left MPI_Recv at ..."). */
+void p2_rt_api_begin_call(const char *call);
+
+/* ---- The program's reads of the clock ----------------------------------------
+ * A read of the rank's clock by the program (MPI_Wtime, gettimeofday...):
+ * returns the clock (ps). Under --clock=model (and =instructions), from the
+ * third read in a run of reads with no modelled work between them, cost_ps
+ * is charged after the read, so a loop that waits for the clock to move by
+ * reading it ends (mpi/README.md, "MPI_Wtime"). */
+uint64_t p2_rt_read_clock(p2_rt *rt, uint64_t cost_ps);
+
+/* The C library's clocks as the program sees them (rt_time.c): calls from
+ * the program's own code (`caller`, the call's return address, in the
+ * executable or a library outside the system's directories) read the rank's
+ * virtual clock under --clock=model and =instructions; every other call gets
+ * the host's. For interposers of these calls (the MPI layer, preloaded, has
+ * its own that hand them here). */
+int p2_rt_clock_gettime(clockid_t id, struct timespec *ts, const void *caller);
+int p2_rt_gettimeofday(struct timeval *tv, void *tz, const void *caller);
+time_t p2_rt_time(time_t *t, const void *caller);
+int p2_rt_timespec_get(struct timespec *ts, int base, const void *caller);
 
 #ifdef __cplusplus
 }

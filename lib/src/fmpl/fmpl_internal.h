@@ -133,7 +133,7 @@ uint64_t fmpl_mmio_read(uint64_t reg);
 int fmpl_setup(fmpl_match_t *ma, fmpl_flag_t *fa, int count, int *ier);
 
 /* API bracketing (clock attribution under --clock cpu). */
-#define FMPL_BEGIN() p2_rt_api_begin()
+#define FMPL_BEGIN() p2_rt_api_begin_call(__func__)
 #define FMPL_END() p2_rt_api_end()
 
 #endif /* FMPL_INTERNAL_H */

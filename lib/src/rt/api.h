@@ -13,6 +13,7 @@ extern "C" {
 #endif
 
 void p2_rt_api_begin(void);
+void p2_rt_api_begin_call(const char *call); /* naming it, for the stall diagnosis */
 void p2_rt_api_end(void);
 
 static inline void p2_api_call_end_(int *unused)
@@ -23,7 +24,7 @@ static inline void p2_api_call_end_(int *unused)
 
 #define P2_API_CALL()                                                         \
     __attribute__((cleanup(p2_api_call_end_), unused)) int p2_api_call_mark_ = \
-        (p2_rt_api_begin(), 0)
+        (p2_rt_api_begin_call(__func__), 0)
 
 #ifdef __cplusplus
 }

@@ -44,51 +44,20 @@ const rt_table *p2_rt_fwd;
 
 /* ---- Clock ---------------------------------------------------------------- */
 
-/* The calling thread's CPU time: each lane's thread reads its own. */
-static int64_t cpu_now_ps(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000000LL + (int64_t)ts.tv_nsec * 1000LL;
-}
-
-/* Reading the CPU-time clock is a system call (about 1.2 us on a virtual
- * machine): every span between a mark and the next read holds one read. Its
- * cost is the runtime's, not the program's: the least of a few back-to-back
- * reads. */
-static int64_t cpu_read_cost_ps(void)
-{
-    int64_t best = INT64_MAX;
-    for (int i = 0; i < 32; i++) {
-        int64_t a = cpu_now_ps(), b = cpu_now_ps();
-        if (b - a < best)
-            best = b - a;
-    }
-    return best > 0 ? best : 0;
-}
-
-/* --clock=cpu: the thread was running since the mark; add its CPU time. */
-static void charge_program_cpu(rt_state *s, rt_lane *l)
-{
-    int64_t now = cpu_now_ps();
-    int64_t used = now - l->cpu_mark_ps - s->cpu_read_ps;
-    if (used > 0)
-        l->clock_ps += (uint64_t)used;
-    l->cpu_mark_ps = now;
-}
-
-/* Tells the simulator how far this lane's clock has got. */
+/* Tells the simulator how far this lane's clock has got. A thread leaving
+ * the libraries (depth 0) is marked for the program's meters (rt_meter.c). */
 static void publish(rt_state *s, rt_lane *l)
 {
     if (!s->attached || s->failed)
         return;
-    if (s->clock_mode == P2_CLOCK_MODEL) {
+    if (l->api_depth == 0)
+        rt_meter_leave(s, l);
+    if (s->clock_mode != P2_CLOCK_CPU) {
         p2_st_sc(&l->channel->clock_pub, (int64_t)l->clock_ps);
     } else if (l->api_depth == 0) {
         /* The simulator adds the CPU time it reads to this; the runtime will
          * not charge the read that ends the span, so neither may it, or its
          * view of this lane would run ahead of the lane's real clock. */
-        l->cpu_mark_ps = cpu_now_ps();
         p2_st_sc(&l->channel->clock_pub,
                  (int64_t)l->clock_ps - l->cpu_mark_ps - s->cpu_read_ps);
     } else {
@@ -101,8 +70,10 @@ static void publish(rt_state *s, rt_lane *l)
  * others (a clock floor raised from outside, on the rank's own lane). */
 static void catch_up(rt_state *s, rt_lane *l)
 {
-    if (s->clock_mode == P2_CLOCK_CPU)
-        charge_program_cpu(s, l);
+    uint64_t spent = rt_meter_enter(s, l); /* --clock=cpu or =instructions */
+    if (spent > P2_CHAN_MAX_STAMP_PS - l->clock_ps)
+        rt_clock_overflow(&s->pub, "the program's computation", (double)spent * 1e-12);
+    l->clock_ps += spent;
     int64_t floor = p2_ld_sc(&l->channel->clock_floor);
     if (floor > 0 && (uint64_t)floor > l->clock_ps)
         l->clock_ps = (uint64_t)floor;
@@ -144,16 +115,23 @@ void p2_rt_leave(p2_rt *r)
         publish(s, tl_lane);
 }
 
-void p2_rt_api_begin(void)
+void p2_rt_api_begin_call(const char *call)
 {
-    FORWARD(api_begin);
+    FORWARD(api_begin_call, call);
     if (!rt.attached)
         return;
     rt_lane *l = enter_lane(&rt);
     if (l && l->api_depth++ == 0) {
+        rt_meter_call(l, call);
         catch_up(&rt, l);
         publish(&rt, l);
     }
+}
+
+void p2_rt_api_begin(void)
+{
+    FORWARD(api_begin);
+    p2_rt_api_begin_call(NULL);
 }
 
 void p2_rt_api_end(void)
@@ -192,6 +170,36 @@ void p2_rt_charge_ps(p2_rt *r, uint64_t ps)
     if (ps > P2_CHAN_MAX_STAMP_PS - l->clock_ps)
         rt_clock_overflow(r, "charging", (double)ps * 1e-12);
     l->clock_ps += ps;
+}
+
+/* A read of the clock by the program. Under --clock=model only modelled work
+ * moves the clock, so a program waiting for it to move by reading it
+ * (STREAM's checktick: `while (MPI_Wtime() - t1 < 1e-6);`) would wait
+ * forever: from the third read in a run of reads with no modelled work
+ * between them, each read costs cost_ps, charged after it reads. The first
+ * two reads of a run are free, as the program's other instructions are, so
+ * a region timed between two reads measures the modelled work alone
+ * (mpi/README.md, "MPI_Wtime"). Under --clock=cpu the program's own CPU time
+ * moves the clock already; --clock=instructions charges the reads as model
+ * does. */
+uint64_t p2_rt_read_clock(p2_rt *r, uint64_t cost_ps)
+{
+    FORWARD(read_clock, r, cost_ps);
+    rt_state *s = STATE(r);
+    p2_rt_enter(r);
+    rt_lane *l = tl_lane;
+    uint64_t t = p2_rt_clock_ps(r);
+    if (l && s->clock_mode != P2_CLOCK_CPU) {
+        if (l->clock_ps != l->read_last_ps)
+            l->read_run = 0;
+        if (++l->read_run > 2) {
+            p2_rt_charge_ps(r, cost_ps);
+            l->read_run = 2;
+        }
+        l->read_last_ps = l->clock_ps;
+    }
+    p2_rt_leave(r);
+    return t;
 }
 
 void p2_rt_advance_to(p2_rt *r, uint64_t t_ps)
@@ -306,10 +314,14 @@ static void rt_at_exit(void)
     pthread_mutex_unlock(&l->post);
     if (tl_lane == l && l->api_depth == 0)
         catch_up(s, l);
+    /* Leaving before the goodbye: once the simulator has it, it may end the
+     * job at once (a --stats file it cannot write), and p2run gives a rank
+     * that is leaving time to finish its exit (flush its output) only if it
+     * sees it so. */
+    p2_st_sc(&l->channel->state, (uint32_t)P2_RANK_EXITING);
     p2_chan_req req = {.op = P2_CHAN_EXIT};
     rt_post_on(s, l, &req);
     l->exited = 1;
-    p2_st_sc(&l->channel->state, (uint32_t)P2_RANK_EXITING);
 }
 
 /* This process's rank: p2run sets P2_RANK; under mpirun, Open MPI's variables. */
@@ -417,16 +429,24 @@ int rt_attach(rt_state *s, char *err, size_t errlen)
         pthread_mutex_init(&l->post, NULL);
         l->channel = p2_job_lane(job, (unsigned)rank, k);
         l->index = k;
+        l->instr_fd = -1;
+        l->read_last_ps = UINT64_MAX;
     }
     /* The thread that attaches (before main) is the program's: lane 0. */
     rt_lane *l = &s->lanes[0];
+    s->cpu_read_ps = rt_cpu_read_cost_ps();
+    if (rt_meter_bind(s, l, err, errlen) != 0) {
+        p2_st_sc(&ch->pid, 0);
+        p2_arena_unmap(&s->gpu);
+        p2_arena_unmap(&s->host);
+        p2_job_detach(job, &local);
+        return -1;
+    }
     l->used = 1;
     l->thread = pthread_self();
     tl_lane = l;
     int32_t tid = (int32_t)syscall(SYS_gettid);
     p2_st_sc(&ch->tid, tid);
-    s->cpu_read_ps = s->clock_mode == P2_CLOCK_CPU ? cpu_read_cost_ps() : 0;
-    l->cpu_mark_ps = cpu_now_ps();
     s->attached = 1;
     p2_st_sc(&ch->clock_pub, s->clock_mode == P2_CLOCK_CPU ? -l->cpu_mark_ps : (int64_t)0);
     p2_st_sc(&ch->state, (uint32_t)P2_RANK_ATTACHED);

@@ -6,14 +6,15 @@
  * a channel to the simulator with its own clock. Here a free lane is claimed
  * at the clock its thread starts from and bound to the calling thread, a
  * parked thread that calls the libraries unparks itself, and requests are
- * posted on a lane's ring. Depends on emu's channel only; what ends a bound
+ * posted on a lane's ring. Depends on emu's channel and the meters
+ * (rt_meter.c, which a bound thread starts); what ends a bound
  * thread's lane is the threads unit's (rt_state.thread_exit, set before the
  * runtime attaches).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "channel.h"
@@ -27,13 +28,6 @@ static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 /* ---- Lanes -------------------------------------------------------------- */
-
-static int64_t thread_cpu_ps(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000000LL + (int64_t)ts.tv_nsec * 1000LL;
-}
 
 /* Takes a free lane (under rt.lock) for a thread starting at clock_ps: the
  * simulator holds the rank's time there until the thread sends something,
@@ -50,10 +44,12 @@ rt_lane *rt_take_lane_locked(rt_state *s, uint64_t clock_ps)
         l->exited = 0;
         l->parked = l->woken = 0;
         l->park_kind = PARK_NONE;
+        l->read_last_ps = UINT64_MAX;
+        l->read_run = 0;
         l->parks = p2_ld(&l->channel->parked_seq);
         p2_st_sc(&l->channel->tid, 0);
         p2_st_sc(&l->channel->clock_floor, (int64_t)clock_ps);
-        p2_st_sc(&l->channel->clock_pub, s->clock_mode == P2_CLOCK_MODEL
+        p2_st_sc(&l->channel->clock_pub, s->clock_mode != P2_CLOCK_CPU
                                              ? (int64_t)clock_ps
                                              : (int64_t)P2_CLOCK_UNKNOWN);
         p2_st_sc(&l->channel->lane_claims, p2_ld(&l->channel->lane_claims) + 1);
@@ -72,7 +68,14 @@ void rt_bind_lane(rt_state *s, rt_lane *l)
 {
     tl_lane = l;
     l->thread = pthread_self();
-    l->cpu_mark_ps = thread_cpu_ps();
+    char err[600];
+    if (rt_meter_bind(s, l, err, sizeof err) != 0) {
+        /* p2run checked the counter before the job: only a limit (open
+         * files) fails here, and a thread whose work went uncharged would
+         * give wrong times silently */
+        fprintf(stderr, "p2: rank %d: a thread's %s\n", s->pub.rank, err);
+        exit(EXIT_FAILURE);
+    }
     p2_st_sc(&l->channel->tid, (int32_t)syscall(SYS_gettid));
     if (s->clock_mode == P2_CLOCK_CPU)
         p2_st_sc(&l->channel->clock_pub,

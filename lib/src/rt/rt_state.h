@@ -3,17 +3,24 @@
  * of each other. The units call one way, each only those below it:
  *   rt_lanes.c    the state, a thread's lane (claiming, binding, unparking
  *                 itself) and posting on a lane's ring
+ *   rt_meter.c    the host's clocks, and the program's own work between
+ *                 library calls (CPU time, instructions) on a lane
  *   rt_emu.c      the core: attaching, the clock, enter/leave, requests
  *   rt_threads.c  the program's threads: the pthread_* interposers, parking
  *                 and waking, thread ends, joins
  *   rt_process.c  one runtime per process: attaching on first use, or
  *                 forwarding to the copy that owns the channel
+ *   rt_time.c     the program's clocks (gettimeofday, clock_gettime, time,
+ *                 timespec_get): the rank's virtual clock for the program's
+ *                 own calls
+ * (rt_meter.c is used by the lanes and everything above them.)
  */
 #ifndef P2_RT_STATE_H
 #define P2_RT_STATE_H
 
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "arena.h"
 #include "rt/rt.h"
@@ -32,7 +39,11 @@ typedef struct rt_lane {
     unsigned index;
     int used;                /* bound to a thread (or reserved for a new one) */
     uint64_t clock_ps;       /* the thread's virtual clock */
-    int64_t cpu_mark_ps;     /* --clock=cpu: CPU time when the thread last left the libraries */
+    int64_t cpu_mark_ps;     /* CPU time when the thread last left the libraries */
+    int instr_fd;            /* --clock=instructions: the thread's counter (emu/instr_counter.h) */
+    uint64_t instr_mark;     /* ... its count when the thread last left the libraries */
+    uint64_t read_last_ps;   /* the clock the program's last read of it left (p2_rt_read_clock) */
+    unsigned read_run;       /* reads of the clock since modelled work last moved it */
     int api_depth;           /* library calls in progress (nesting) */
     uint32_t seq;            /* of the last blocking request */
     int exited;
@@ -52,7 +63,8 @@ typedef struct rt_state {
     p2_job *job;
     p2_arena host, gpu;
     p2_clock_mode clock_mode;
-    int64_t cpu_read_ps;     /* --clock=cpu: what one read of the CPU-time clock costs */
+    int64_t cpu_read_ps;     /* what one read of the CPU-time clock costs */
+    uint64_t instr_read;     /* --clock=instructions: one read of the counter's own instructions */
     rt_lane lanes[P2_RANK_LANES];
     int attached, failed;
     /* A thread bound to a lane ended (the destructor of its thread-specific
@@ -79,7 +91,9 @@ typedef struct rt_table {
     void (*enter)(p2_rt *);
     void (*leave)(p2_rt *);
     void (*api_begin)(void);
+    void (*api_begin_call)(const char *);
     void (*api_end)(void);
+    uint64_t (*read_clock)(p2_rt *, uint64_t);
     uint64_t (*clock_ps)(const p2_rt *);
     void (*charge_ps)(p2_rt *, uint64_t);
     void (*advance_to)(p2_rt *, uint64_t);
@@ -98,6 +112,20 @@ rt_lane *rt_claim_lane(rt_state *s);           /* for a thread that has none */
 void rt_unpark_self(rt_state *s, rt_lane *l);  /* a parked thread calls the libraries */
 void rt_fail(rt_state *s);                     /* the simulator is gone */
 int rt_post_on(rt_state *s, rt_lane *l, p2_chan_req *req);
+
+/* rt_meter.c */
+int rt_host_clock(clockid_t id, struct timespec *ts); /* the C library's, never the program's */
+int64_t rt_thread_cpu_ps(void);                /* the calling thread's CPU time */
+int64_t rt_cpu_read_cost_ps(void);             /* what one read of it costs */
+/* The calling thread starts metering on l (its counter opened under
+ * --clock=instructions): 0, or -1 with the reason in err. */
+int rt_meter_bind(rt_state *s, rt_lane *l, char *err, size_t errlen);
+void rt_meter_unbind(rt_lane *l);              /* the lane's thread ended */
+/* The thread enters the libraries: the span since it left is the program's;
+ * returns what the clock mode charges for it (ps). */
+uint64_t rt_meter_enter(rt_state *s, rt_lane *l);
+void rt_meter_leave(rt_state *s, rt_lane *l);  /* ... and leaves them */
+void rt_meter_call(rt_lane *l, const char *call); /* the call it entered, for messages */
 
 /* rt_emu.c */
 extern const rt_table *p2_rt_fwd;              /* set: another copy owns the channel */

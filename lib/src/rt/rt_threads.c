@@ -179,6 +179,7 @@ void rt_thread_exit(void *arg)
     rt_post_on(s, l, &req);
     l->exited = 1;
     l->used = 0;
+    rt_meter_unbind(l);
     p2_st_sc(&l->channel->state, (uint32_t)P2_RANK_EXITING);
     pthread_mutex_unlock(&s->lock);
     p2_job_ring(s->job);
@@ -272,7 +273,7 @@ static int own_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const void *call
     park_locked(s, l, PARK_COND, c);
     pthread_mutex_unlock(&s->lock);
     struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
+    rt_host_clock(CLOCK_MONOTONIC, &until);
     until.tv_nsec += PARK_RECHECK_NS;
     if (until.tv_nsec >= 1000000000L) {
         until.tv_sec++;
