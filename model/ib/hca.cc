@@ -435,6 +435,7 @@ void Hca::packet_ready(Packet* pk) {
   // A rail is done once its first packet still building is not ready (or it
   // has none): stop when every rail is.
   bool blocked[IB_PORTS];
+  unsigned read_responses[IB_PORTS] = {};
   for (unsigned r = 0; r < IB_PORTS; ++r) blocked[r] = building_on_[r] == 0;
   for (auto it = building_.begin(); it != building_.end();) {
     if (std::all_of(std::begin(blocked), std::end(blocked), [](bool b) { return b; })) break;
@@ -444,6 +445,9 @@ void Hca::packet_ready(Packet* pk) {
       ++it;
       continue;
     }
+    const IbPacket& q = *(*it)->p;
+    if (q.kind == IbPacket::Kind::Response && q.opcode == IB_OP_RDMA_READ && !q.data.empty())
+      ++read_responses[rail];
     auto p = std::make_shared<IbPacketPtr>(std::move((*it)->p));
     it = building_.erase(it);
     --building_on_[rail];
@@ -453,6 +457,9 @@ void Hca::packet_ready(Packet* pk) {
       rail_drain(r);
     });
   }
+  // The responder builds a rail's next read responses as these leave.
+  for (unsigned r = 0; r < IB_PORTS; ++r)
+    for (unsigned k = 0; k < read_responses[r]; ++k) responder_.response_ready(r);
 }
 
 void Hca::tx_ready(IbPort& port) { rail_drain(port.tag()); }

@@ -11,7 +11,11 @@ namespace p2 {
 using sc_core::sc_time_stamp;
 
 IbResponder::IbResponder(unsigned node, const IbConfig& config, Agenda& agenda, Host host)
-    : node_(node), config_(config), agenda_(agenda), host_(std::move(host)) {}
+    : node_(node), config_(config), agenda_(agenda), host_(std::move(host)) {
+  // A rail's share of the DMA read tags, in MTU packets of MRRS reads.
+  const uint32_t reads_per_packet = (config_.mtu + config_.max_read_request - 1) / config_.max_read_request;
+  ahead_ = std::max<uint32_t>(1, config_.max_reads / IB_PORTS / std::max<uint32_t>(1, reads_per_packet));
+}
 
 void IbResponder::request(const IbPacket& req, unsigned rail) {
   auto r = std::make_shared<IbPacket>(req);
@@ -56,12 +60,31 @@ void IbResponder::serve(const IbPacket& req, unsigned rail) {
     host_.send(std::move(r), 0);
     return;
   }
-  uint32_t off = 0;
-  do {  // MTU packets, each read from memory as a send's data is
-    const uint32_t payload = std::min(config_.mtu, req.read_length - off);
-    host_.send(response_to(req, rail, off, payload), req.remote_addr + off);
-    off += payload;
-  } while (off < req.read_length);
+  if (!req.read_length) {
+    host_.send(response_to(req, rail, 0, 0), 0);
+    return;
+  }
+  reads_[rail].push_back({req, 0});
+  pump(rail);
+}
+
+// MTU response packets, each read from memory as a send's data is, while the
+// rail has fewer than ahead_ reading theirs.
+void IbResponder::pump(unsigned rail) {
+  auto& q = reads_[rail];
+  while (!q.empty() && building_[rail] < ahead_) {
+    ReadJob& job = q.front();
+    const uint32_t payload = std::min(config_.mtu, job.req.read_length - job.off);
+    ++building_[rail];
+    host_.send(response_to(job.req, rail, job.off, payload), job.req.remote_addr + job.off);
+    job.off += payload;
+    if (job.off >= job.req.read_length) q.pop_front();
+  }
+}
+
+void IbResponder::response_ready(unsigned rail) {
+  --building_[rail];
+  pump(rail);
 }
 
 // One atomic at a time, from its 8-byte read to its result written, so the

@@ -209,7 +209,7 @@ TEST(IbRead, DeeperInitiatorLetsTheSendGoAtOnce) {
 // Read and atomic latency: doorbell store to the completion entry visible in
 // host memory (the endpoints of the SEND figure), one 8 B operation at a time.
 struct RdFigures {
-  uint64_t send_half_rtt_ps = 0, read_ps = 0, atomic_ps = 0, read_4k_ps = 0;
+  uint64_t send_half_rtt_ps = 0, read_ps = 0, atomic_ps = 0, read_4k_ps = 0, read_1m_ps = 0;
 };
 
 RdFigures measure_rd(const Params& params) {
@@ -245,6 +245,8 @@ RdFigures measure_rd(const Params& params) {
     f.read_ps = one(wqe(IB_OP_RDMA_READ, 1, ib_host(0, 0x400000), 8, ib_host(1, 0x400000)));
     f.atomic_ps = one(atomic(IB_OP_ATOMIC_FETCH_ADD, 1, ib_host(0, 0x400000), ib_host(1, 0x400000), 1));
     f.read_4k_ps = one(wqe(IB_OP_RDMA_READ, 1, ib_host(0, 0x400000), 4096, ib_host(1, 0x400000)));
+    // striped over both rails: the responder's reads of its memory share its slot link
+    f.read_1m_ps = one(wqe(IB_OP_RDMA_READ, 1, ib_host(0, 0x1000000), 1u << 20, ib_host(1, 0x1000000)));
   });
   return f;
 }
@@ -254,13 +256,16 @@ RdFigures measure_rd(const Params& params) {
 TEST(IbCalibration, ReadAndAtomicLatency) {
   const RdFigures f = measure_rd(Params());
   std::printf("ib 8 B SEND half round trip %.3f us, 8 B RDMA read %.3f us, 8 B FETCH_ADD %.3f us, "
-              "4 KiB RDMA read %.3f us (doorbell to completion)\n",
-              f.send_half_rtt_ps / 1e6, f.read_ps / 1e6, f.atomic_ps / 1e6, f.read_4k_ps / 1e6);
+              "4 KiB RDMA read %.3f us, 1 MiB RDMA read, both rails, %.3f GB/s (doorbell to completion)\n",
+              f.send_half_rtt_ps / 1e6, f.read_ps / 1e6, f.atomic_ps / 1e6, f.read_4k_ps / 1e6,
+              (1u << 20) / (f.read_1m_ps / 1e3));
   EXPECT_NEAR((f.read_ps - f.send_half_rtt_ps) / 1e6, 0.8, 0.01);
   EXPECT_GE(f.read_ps / 1e6, 2.0);  // the published 2.0-2.5 us
   EXPECT_LE(f.read_ps / 1e6, 2.5);
   EXPECT_GT(f.atomic_ps, f.read_ps);  // the atomic unit's read-modify-write on top
   EXPECT_GT(f.read_4k_ps, f.read_ps);
+  // the responder's slot link bounds it as it bounds a striped write (5.834 GB/s at 1 MiB)
+  EXPECT_NEAR((1u << 20) / (f.read_1m_ps / 1e3), 5.8, 0.2);
 }
 
 // Golden: the same figures with the pinned parameters of IbGolden, to the
@@ -271,13 +276,14 @@ TEST(IbGolden, ReadAndAtomicPicoseconds) {
   load_params_file(p, P2_SOURCE_DIR "/tests/golden/model-golden.params");
   load_params_file(p, P2_SOURCE_DIR "/tests/golden/ib-golden.params");
   const RdFigures f = measure_rd(p);
-  std::printf("ib read golden: %llu %llu %llu %llu ps\n", static_cast<unsigned long long>(f.send_half_rtt_ps),
+  std::printf("ib read golden: %llu %llu %llu %llu %llu ps\n", static_cast<unsigned long long>(f.send_half_rtt_ps),
               static_cast<unsigned long long>(f.read_ps), static_cast<unsigned long long>(f.atomic_ps),
-              static_cast<unsigned long long>(f.read_4k_ps));
+              static_cast<unsigned long long>(f.read_4k_ps), static_cast<unsigned long long>(f.read_1m_ps));
   EXPECT_EQ(f.send_half_rtt_ps, 1899784u);  // IbGolden's own figure: the SEND path is unchanged
   EXPECT_EQ(f.read_ps, 2770469u);
   EXPECT_EQ(f.atomic_ps, 2873469u);
   EXPECT_EQ(f.read_4k_ps, 4402640u);
+  EXPECT_EQ(f.read_1m_ps, 180341008u);
 }
 
 }  // namespace
