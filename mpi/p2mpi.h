@@ -35,6 +35,12 @@
  *   p2mpi_topo.c        process topologies (Cartesian, graph, distributed graph)
  *   p2mpi_intercomm.c   intercommunicators
  *   p2mpi_neighbor.c    the neighbourhood collectives and MPI_Alltoallw
+ *   p2mpi_rma_dt.c      one-sided communication's datatypes: predefined types
+ *                       and ops by number, a datatype's runs of memory
+ *   p2mpi_rma.c         one-sided operations: windows' table, RDMA puts and
+ *                       gets, the target's side of accumulates (p2mpi_rma.h)
+ *   p2mpi_rma_calls.c   the MPI one-sided communication calls (MPI_Put ...)
+ *   p2mpi_win.c         windows: creation, memory models, synchronisation
  *   p2mpi_init.c        start-up and shutdown
  *   p2mpi_fortran.c     the Fortran bindings' conversions (the bindings,
  *                       fortran_calls.c, are generated: gen_fortran.py)
@@ -133,6 +139,12 @@ typedef struct pm_state {
      * its collective messages carry (0 outside: blocking collectives) */
     void (*nbc_run)(void);
     uint32_t coll_ctx_bits;
+    /* One-sided communication (p2mpi_rma.c): the engine hands it the
+     * messages of types from H_HOOK on (its active messages) and the
+     * completions of its work requests (RDMA reads, atomics, WR_RMA
+     * writes), set at the first window */
+    void (*rma_arrived)(const void *hdr, const uint8_t *data);
+    void (*rma_completed)(const void *cqe);
     const char *call;
     char what[80];
     uint64_t call_start;

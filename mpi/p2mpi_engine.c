@@ -58,23 +58,28 @@ uint64_t pm_bus_of(uint64_t off) { return E.bus + off; }
 static uint8_t *recv_slot(int i) { return E.base + E.recv_off + (uint64_t)i * E.slot_bytes; }
 uint8_t *pm_send_slot(int i) { return E.base + E.send_off + (uint64_t)i * E.slot_bytes; }
 
-void pm_post_wqe(uint8_t op, int wdest, uint8_t rail, uint64_t local_bus, uint64_t len,
-                 uint64_t remote, uint64_t wr_id)
+void pm_post(ib_wqe *w, int wdest)
 {
     while (E.sq_posted - E.sq_done >= SQ_ENTRIES)
         pm_progress(1); /* the HCA frees entries as it completes them */
+    w->flags = IB_WQE_SIGNALED;
+    w->dest_node = (uint16_t)E.rt->job->rank_node[wdest];
+    memcpy(E.base + E.sq_off + IB_WQE_SIZE * (E.sq_posted % SQ_ENTRIES), w, sizeof *w);
+    reg(IB_REG_SQ_DOORBELL, ++E.sq_posted);
+}
+
+void pm_post_wqe(uint8_t op, int wdest, uint8_t rail, uint64_t local_bus, uint64_t len,
+                 uint64_t remote, uint64_t wr_id)
+{
     ib_wqe w;
     memset(&w, 0, sizeof w);
     w.opcode = op;
-    w.flags = IB_WQE_SIGNALED;
     w.rail = rail;
-    w.dest_node = (uint16_t)E.rt->job->rank_node[wdest];
     w.length = (uint32_t)len;
     w.local_addr = local_bus;
     w.remote_addr = remote;
     w.wr_id = wr_id;
-    memcpy(E.base + E.sq_off + IB_WQE_SIZE * (E.sq_posted % SQ_ENTRIES), &w, sizeof w);
-    reg(IB_REG_SQ_DOORBELL, ++E.sq_posted);
+    pm_post(&w, wdest);
 }
 
 static void post_recvs(const int *slots, int n)
@@ -353,6 +358,10 @@ static void arrived(const pm_hdr *h, const uint8_t *data)
         return;
     }
     }
+    if (h->type >= H_HOOK && E.rma_arrived) { /* one-sided communication's */
+        E.rma_arrived(h, data);
+        return;
+    }
     pm_fatal("unknown message type %u (internal)", h->type);
 }
 
@@ -360,6 +369,10 @@ static void completed_send(const ib_cqe *c)
 {
     uint64_t kind = c->wr_id >> 56, v = c->wr_id & ((1ULL << 56) - 1);
     E.sq_done++;
+    if (kind == WR_RMA && E.rma_completed) { /* one-sided communication's (its own errors) */
+        E.rma_completed(c);
+        return;
+    }
     if (c->status != IB_OK)
         pm_fatal("the HCA failed a work request (ib_status %u)", c->status);
     if (kind == WR_SLOT) {
@@ -470,7 +483,8 @@ int pm_progress(int block)
             post_recvs(E.repost, E.nrepost);
             E.nrepost = 0;
         }
-    } else if (c.kind == IB_CQE_SEND || c.kind == IB_CQE_RDMA_WRITE) {
+    } else if (c.kind == IB_CQE_SEND || c.kind == IB_CQE_RDMA_WRITE || c.kind == IB_CQE_RDMA_READ ||
+               c.kind == IB_CQE_ATOMIC) {
         completed_send(&c);
     } else {
         pm_fatal("unexpected completion kind %u (internal)", c.kind);

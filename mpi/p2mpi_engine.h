@@ -14,6 +14,8 @@
 
 /* ---- Messages ------------------------------------------------------------------ */
 enum { H_EAGER = 1, H_RTS = 2, H_CTS = 3, H_FIN = 4, H_CHUNK = 5 };
+/* Message types from H_HOOK on are one-sided communication's (E.rma_arrived). */
+#define H_HOOK 16
 #define CTS_CHUNKS 1u /* CTS flags: the receiver stages GPU data: CHUNK per chunk, no FIN */
 
 typedef struct pm_hdr {
@@ -31,8 +33,9 @@ typedef struct pm_hdr {
 } pm_hdr;
 _Static_assert(sizeof(pm_hdr) == HDR_BYTES, "header size");
 
-/* wr_id of send work requests: kind in the top byte */
-enum { WR_SLOT = 1, WR_WRITE = 2, WR_CHUNK = 3 };
+/* wr_id of send work requests: kind in the top byte; WR_RMA: one-sided
+ * communication's (E.rma_completed) */
+enum { WR_SLOT = 1, WR_WRITE = 2, WR_CHUNK = 3, WR_RMA = 4 };
 #define WR(kind, v) (((uint64_t)(kind) << 56) | (uint64_t)(v))
 #define CHUNK_BITS 20 /* WR_CHUNK: request id << CHUNK_BITS | chunk index */
 
@@ -67,6 +70,9 @@ uint8_t *pm_send_slot(int i);
  * (waits for one); a header (and n bytes of data after it) SENT on rail 0. */
 void pm_post_wqe(uint8_t op, int wdest, uint8_t rail, uint64_t local_bus, uint64_t len,
                  uint64_t remote, uint64_t wr_id);
+/* The same for a work request the caller filled (dest_node is set from the
+ * world rank wdest; signaled): atomics' operands. */
+void pm_post(ib_wqe *w, int wdest);
 int pm_take_send_slot(void);
 void pm_send_hdr(int wdest, const pm_hdr *h, const void *data, size_t n);
 

@@ -23,6 +23,11 @@
  *   - receive buffers are taken in arrival order; a SEND that finds none
  *     posted waits in the HCA (holding its link credits, so back-pressure
  *     reaches the sender) until one is: RNR retry with an infinite count.
+ *   - RDMA READ and the two 8-byte atomics (FETCH_ADD, CMP_SWAP) are
+ *     executed by the destination's HCA on its own memory, as verbs'; the
+ *     initiator keeps at most ib_hca_max_rd_atomic of them outstanding (one
+ *     QP's initiator depth) and the send queue waits behind one that would
+ *     exceed it, as an RC QP's does.
  *
  * All multi-byte fields are little endian; registers are 64 bits wide.
  */
@@ -132,17 +137,24 @@ static inline int ib_bar_access_ok(unsigned bar, uint64_t offset, uint64_t len)
 typedef enum ib_opcode {
     IB_OP_SEND = 1,           /* into the destination's next posted receive buffer */
     IB_OP_RDMA_WRITE = 2,     /* to remote_addr; no completion at the destination */
-    IB_OP_RDMA_WRITE_IMM = 3  /* to remote_addr, then a receive completion with imm
+    IB_OP_RDMA_WRITE_IMM = 3, /* to remote_addr, then a receive completion with imm
                                  (uses a receive buffer, writes nothing into it) */
+    IB_OP_RDMA_READ = 4,      /* length bytes at remote_addr into local_addr: the
+                                 destination's HCA reads its memory and returns them */
+    IB_OP_ATOMIC_FETCH_ADD = 5, /* the 8-byte word at remote_addr += compare_add, at the
+                                   destination's HCA; the old value into local_addr */
+    IB_OP_ATOMIC_CMP_SWAP = 6   /* the 8-byte word at remote_addr becomes swap if it
+                                   equals compare_add; the old value into local_addr */
 } ib_opcode;
 
 #define IB_WQE_SIGNALED (1u << 0) /* write a send completion when acknowledged */
 #define IB_WQE_FLAGS_ALL IB_WQE_SIGNALED
 
 /* A send queue entry, 64 bytes. local_addr lies in this node's host or GPU
- * memory; remote_addr (RDMA) is a global address in the destination node's
- * host or GPU memory. Plain RDMA writes of at least ib_stripe_min_bytes with
- * rail IB_RAIL_ANY are striped over both rails (ib_rail_policy). */
+ * memory; remote_addr (RDMA, atomics) is a global address in the destination
+ * node's host or GPU memory. Plain RDMA writes and RDMA reads of at least
+ * ib_stripe_min_bytes with rail IB_RAIL_ANY are striped over both rails
+ * (ib_rail_policy). Atomics: length 8, both addresses 8-byte aligned. */
 typedef struct ib_wqe {
     uint8_t opcode;       /* ib_opcode */
     uint8_t flags;        /* IB_WQE_* */
@@ -155,7 +167,9 @@ typedef struct ib_wqe {
     uint64_t local_addr;
     uint64_t remote_addr;
     uint64_t wr_id;       /* returned in the completion */
-    uint64_t reserved2[3];
+    uint64_t compare_add; /* FETCH_ADD: the addend; CMP_SWAP: the value compared */
+    uint64_t swap;        /* CMP_SWAP: the value written when equal */
+    uint64_t reserved2;
 } ib_wqe;
 
 #define IB_WQE_SIZE 64
@@ -168,6 +182,9 @@ P2_STATIC_ASSERT(offsetof(ib_wqe, imm) == 12, "imm at 12");
 P2_STATIC_ASSERT(offsetof(ib_wqe, local_addr) == 16, "local_addr at 16");
 P2_STATIC_ASSERT(offsetof(ib_wqe, remote_addr) == 24, "remote_addr at 24");
 P2_STATIC_ASSERT(offsetof(ib_wqe, wr_id) == 32, "wr_id at 32");
+P2_STATIC_ASSERT(offsetof(ib_wqe, compare_add) == 40, "compare_add at 40");
+P2_STATIC_ASSERT(offsetof(ib_wqe, swap) == 48, "swap at 48");
+#define IB_ATOMIC_BYTES 8 /* the operand of FETCH_ADD and CMP_SWAP */
 
 /* A receive queue entry, 32 bytes: a buffer in this node's host or GPU memory. */
 typedef struct ib_rqe {
@@ -186,14 +203,18 @@ typedef enum ib_cqe_kind {
     IB_CQE_SEND = 1,        /* a signaled SEND acknowledged */
     IB_CQE_RDMA_WRITE = 2,  /* a signaled RDMA write (with or without imm) acknowledged */
     IB_CQE_RECV = 3,        /* a SEND arrived in a receive buffer */
-    IB_CQE_RECV_IMM = 4     /* an RDMA write with immediate finished arriving */
+    IB_CQE_RECV_IMM = 4,    /* an RDMA write with immediate finished arriving */
+    IB_CQE_RDMA_READ = 5,   /* a signaled RDMA read's data all written into local_addr */
+    IB_CQE_ATOMIC = 6       /* a signaled atomic's old value written into local_addr */
 } ib_cqe_kind;
 
 typedef enum ib_status {
     IB_OK = 0,
-    IB_ERR_LOCAL = 1,       /* local_addr outside this node's memory, bad opcode, flags, rail */
+    IB_ERR_LOCAL = 1,       /* local_addr outside this node's memory, bad opcode, flags, rail;
+                               an atomic whose length is not 8 or local_addr not aligned */
     IB_ERR_DEST = 2,        /* no such destination node */
-    IB_ERR_REMOTE = 3,      /* remote_addr outside the destination's memory */
+    IB_ERR_REMOTE = 3,      /* remote_addr outside the destination's memory (an atomic's:
+                               or not 8-byte aligned) */
     IB_ERR_LENGTH = 4,      /* a SEND longer than the receive buffer (bytes beyond dropped) */
     IB_ERR_RECV_BUFFER = 5  /* the receive buffer lies outside this node's memory */
 } ib_status;

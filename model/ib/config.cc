@@ -24,6 +24,9 @@ IbConfig IbConfig::make(const Params& p) {
   c.imm_bytes = static_cast<uint32_t>(p.ib_imm_bytes);
   c.ack_bytes = static_cast<uint32_t>(p.ib_ack_bytes);
   c.mtu = static_cast<uint32_t>(p.ib_mtu_bytes);
+  c.aeth_bytes = static_cast<uint32_t>(p.ib_aeth_bytes);
+  c.atomic_eth_bytes = static_cast<uint32_t>(p.ib_atomic_eth_bytes);
+  c.atomic_ack_bytes = static_cast<uint32_t>(p.ib_atomic_ack_eth_bytes);
   c.doorbell = ns(p.ib_hca_doorbell_ns);
   c.wqe = ns(p.ib_hca_wqe_ns);
   c.tx = ns(p.ib_hca_tx_ns);
@@ -31,6 +34,9 @@ IbConfig IbConfig::make(const Params& p) {
   c.cqe = ns(p.ib_hca_cqe_ns);
   c.ack = ns(p.ib_hca_ack_ns);
   c.reg = ns(p.ib_hca_reg_ns);
+  c.read = ns(p.ib_hca_read_ns);
+  c.atomic = ns(p.ib_hca_atomic_ns);
+  c.max_rd_atomic = static_cast<uint32_t>(p.ib_hca_max_rd_atomic);
   c.max_reads = static_cast<uint32_t>(p.ib_hca_max_reads);
   c.pcie_tx_tlps = static_cast<uint32_t>(p.ib_hca_pcie_tx_tlps);
   c.rail_policy = static_cast<uint32_t>(p.ib_rail_policy);

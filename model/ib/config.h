@@ -26,8 +26,10 @@ struct IbConfig {
   IbLinkConfig link;
   sc_core::sc_time switch_latency;
   uint32_t header_bytes = 0, reth_bytes = 0, imm_bytes = 0, ack_bytes = 0, mtu = 0;
+  uint32_t aeth_bytes = 0, atomic_eth_bytes = 0, atomic_ack_bytes = 0;  // RDMA READ, atomics
   sc_core::sc_time doorbell, wqe, tx, rx, cqe, ack, reg;
-  uint32_t max_reads = 0, pcie_tx_tlps = 0;
+  sc_core::sc_time read, atomic;  // the responder's stages of RDMA READ and atomics
+  uint32_t max_reads = 0, pcie_tx_tlps = 0, max_rd_atomic = 0;
   uint32_t rail_policy = 0;
   uint64_t stripe_min_bytes = 0;
   uint64_t host_memory_bytes = 0, gpu_memory_bytes = 0;  // what every node exposes

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "ib/transport.h"
 
 namespace p2 {
 
@@ -14,8 +15,30 @@ using sc_core::sc_time_stamp;
 
 Hca::Hca(sc_core::sc_module_name name, unsigned node, unsigned nodes, const IbConfig& config)
     : sc_module(name), node_(node), nodes_(nodes), config_(config), agenda_("agenda"),
-      msn_to_(nodes, 0), recv_(nodes) {
+      responder_(node, config_, agenda_, responder_host()), msn_to_(nodes, 0), recv_(nodes) {
   for (uint32_t t = 0; t < config_.max_reads; ++t) free_tags_.push_back(static_cast<uint8_t>(t));
+}
+
+// What the responder of RDMA READ and atomics asks of this HCA.
+IbResponder::Host Hca::responder_host() {
+  IbResponder::Host h;
+  h.send = [this](IbPacketPtr p, uint64_t src) {
+    build_packet(std::move(p), src);
+    issue_reads();
+  };
+  h.read_word = [this](uint64_t addr) {
+    Read r;
+    r.kind = Read::Kind::Atomic;
+    r.addr = addr;
+    r.length = IB_ATOMIC_BYTES;
+    fetch_reads_.push_back(std::move(r));
+    issue_reads();
+  };
+  h.write = [this](uint64_t addr, const uint8_t* data, uint32_t len) { write_host(addr, data, len); };
+  h.packet_id = [this] { return (static_cast<uint64_t>(node_) << 48) | next_packet_id_++; };
+  h.reads_served = &stats_.reads_served;
+  h.atomics_served = &stats_.atomics_served;
+  return h;
 }
 
 void Hca::attach_pcie(LinkPort& port) {
@@ -202,6 +225,8 @@ void Hca::tlp_arrived(LinkPort& port, TlpPtr tlp) {
           changed();
           agenda_.after(config_.wqe, [this, w, db] { start_message(w, db); });
           fetch_wqes();
+        } else if (done.kind == Read::Kind::Atomic) {
+          responder_.atomic_read_done(done.buf);
         } else if (done.kind == Read::Kind::Rqe && done.generation == rq_generation_) {
           ib_rqe e{};
           std::memcpy(&e, done.buf.data(), std::min<size_t>(sizeof e, done.buf.size()));
@@ -261,39 +286,69 @@ void Hca::fetch_rqes() {
   issue_reads();
 }
 
-bool Hca::local_ok(uint64_t addr, uint64_t len) const {
-  if (p2_addr_node(addr) != node_) return false;
-  const uint64_t off = p2_addr_offset(addr);
-  switch (p2_addr_window(addr)) {
-    case P2_WIN_HOST: return off - P2_HOST_OFFSET <= config_.host_memory_bytes &&
-                             len <= config_.host_memory_bytes - (off - P2_HOST_OFFSET);
-    case P2_WIN_GPU: return off - P2_GPU_OFFSET <= config_.gpu_memory_bytes &&
-                            len <= config_.gpu_memory_bytes - (off - P2_GPU_OFFSET);
-    default: return false;
+bool Hca::local_ok(uint64_t addr, uint64_t len) const { return ib_local_ok(config_, node_, addr, len); }
+
+// Whether a read or atomic finds its rails' initiator depth free (anything
+// else, and a request that fails its checks, needs none).
+bool Hca::initiator_depth_ok(const ib_wqe& w) const {
+  if (!ib_is_read_or_atomic(w.opcode) || ib_check_wqe(config_, node_, nodes_, w) != IB_OK) return true;
+  unsigned rail = next_rail_;
+  for (const IbPart& pt : ib_plan_parts(config_, w, rail))
+    if (rd_out_[pt.rail] >= config_.max_rd_atomic) return false;
+  return true;
+}
+
+// The send queue is processed in order: a WQE waits while an earlier one
+// waits for the initiator depth.
+void Hca::start_message(const ib_wqe& w, sc_time doorbell) {
+  if (!stalled_.empty() || !initiator_depth_ok(w)) {
+    ++stats_.rd_atomic_waits;
+    stalled_.emplace_back(w, doorbell);
+    return;
+  }
+  start_now(w, doorbell);
+}
+
+void Hca::resume_stalled() {
+  while (!stalled_.empty() && initiator_depth_ok(stalled_.front().first)) {
+    const auto [w, doorbell] = stalled_.front();
+    stalled_.pop_front();
+    start_now(w, doorbell);
   }
 }
 
-void Hca::start_message(const ib_wqe& w, sc_time doorbell) {
+// A packet whose payload is read from local memory at src_addr (nothing to
+// read: ready at once), in the build order its rail sends in.
+Hca::Packet* Hca::build_packet(IbPacketPtr p, uint64_t src_addr) {
+  auto pk = std::make_unique<Packet>();
+  const uint32_t payload = static_cast<uint32_t>(p->data.size());
+  const unsigned rail = p->rail;
+  pk->p = std::move(p);
+  pk->need = payload;
+  Packet* raw = pk.get();
+  building_.push_back(std::move(pk));
+  ++building_on_[rail];
+  for (const Span& s : split_read(src_addr, payload, config_.max_read_request)) {
+    Read r;
+    r.kind = Read::Kind::Data;
+    r.addr = s.addr;
+    r.length = s.length;
+    r.packet = raw;
+    r.packet_offset = static_cast<uint32_t>(s.addr - src_addr);
+    data_reads_.push_back(std::move(r));
+  }
+  if (payload == 0) packet_ready(raw);
+  return raw;
+}
+
+void Hca::start_now(const ib_wqe& w, sc_time doorbell) {
   ++stats_.wqes;
   Message m;
   m.wqe = w;
   m.id = next_msg_id_++;
   m.doorbell = doorbell;
-  uint8_t status = IB_OK;
   const bool rdma = w.opcode == IB_OP_RDMA_WRITE || w.opcode == IB_OP_RDMA_WRITE_IMM;
-  if ((w.opcode != IB_OP_SEND && !rdma) || (w.flags & ~IB_WQE_FLAGS_ALL) ||
-      (w.rail >= IB_PORTS && w.rail != IB_RAIL_ANY) || w.length > IB_MAX_MESSAGE ||
-      (w.length && !local_ok(w.local_addr, w.length)))
-    status = IB_ERR_LOCAL;
-  else if (w.dest_node >= nodes_)
-    status = IB_ERR_DEST;
-  else if (rdma && w.length) {
-    // Every node exposes the same memory sizes: the sender checks the target
-    // before any byte moves, as PEACH2's DMAC does.
-    const uint64_t a = w.remote_addr;
-    const uint64_t local_equiv = a - p2_node_base(p2_addr_node(a)) + p2_node_base(node_);
-    if (p2_addr_node(a) != w.dest_node || !local_ok(local_equiv, w.length)) status = IB_ERR_REMOTE;
-  }
+  const uint8_t status = ib_check_wqe(config_, node_, nodes_, w);
   if (status != IB_OK) {
     ++stats_.errors;
     error_ = status;
@@ -306,70 +361,64 @@ void Hca::start_message(const ib_wqe& w, sc_time doorbell) {
     return;
   }
   m.msn = ++msn_to_[w.dest_node];
-  // Rails and the parts of the message on each.
-  struct Part { unsigned rail; uint32_t offset, length; };
-  std::vector<Part> parts;
-  const uint32_t mtu = config_.mtu;
-  if (w.rail != IB_RAIL_ANY) {
-    parts.push_back({w.rail, 0, w.length});
-  } else if (w.opcode == IB_OP_RDMA_WRITE && config_.rail_policy == 1 &&
-             w.length >= config_.stripe_min_bytes && w.length > mtu) {
-    uint32_t half = (w.length / 2 + mtu - 1) / mtu * mtu;
-    parts.push_back({0, 0, half});
-    parts.push_back({1, half, w.length - half});
-  } else {
-    parts.push_back({next_rail_, 0, w.length});
-    next_rail_ = (next_rail_ + 1) % IB_PORTS;
-  }
+  const std::vector<IbPart> parts = ib_plan_parts(config_, w, next_rail_);
   m.parts = static_cast<unsigned>(parts.size());
   m.last_rail = parts.back().rail;
   messages_.emplace(m.id, m);
+  auto header = [&](unsigned rail) {
+    auto p = std::make_unique<IbPacket>();
+    p->kind = IbPacket::Kind::Data;
+    p->src = node_;
+    p->dst = w.dest_node;
+    p->rail = rail;
+    p->opcode = w.opcode;
+    p->msg_length = w.length;
+    p->imm = w.imm;
+    p->msn = m.msn;
+    p->msg_id = m.id;
+    p->id = (static_cast<uint64_t>(node_) << 48) | next_packet_id_++;
+    p->born = doorbell;
+    return p;
+  };
+  if (ib_is_read_or_atomic(w.opcode)) {
+    // One request per part; the responder's responses carry the data.
+    for (const IbPart& pt : parts) {
+      IbPacketPtr p = header(pt.rail);
+      p->first = p->last = true;
+      p->msg_offset = pt.offset;
+      p->read_length = pt.length;
+      p->remote_addr = w.remote_addr + pt.offset;
+      p->compare_add = w.compare_add;
+      p->swap = w.swap;
+      p->wire_bytes = config_.header_bytes + (ib_is_atomic(w.opcode) ? config_.atomic_eth_bytes : config_.reth_bytes);
+      ++rd_out_[pt.rail];
+      build_packet(std::move(p), 0);
+    }
+    issue_reads();
+    return;
+  }
   // Packets, interleaved between the parts so both rails fill at once.
+  const uint32_t mtu = config_.mtu;
   std::vector<uint32_t> sent(parts.size(), 0);
   std::vector<bool> started(parts.size(), false);
   for (bool more = true; more;) {
     more = false;
     for (size_t i = 0; i < parts.size(); ++i) {
-      const Part& pt = parts[i];
+      const IbPart& pt = parts[i];
       if (started[i] && sent[i] >= pt.length) continue;
       const uint32_t payload = std::min(mtu, pt.length - sent[i]);
-      auto pk = std::make_unique<Packet>();
-      pk->p = std::make_unique<IbPacket>();
-      IbPacket& p = *pk->p;
-      p.kind = IbPacket::Kind::Data;
-      p.src = node_;
-      p.dst = w.dest_node;
-      p.rail = pt.rail;
-      p.opcode = w.opcode;
-      p.first = !started[i];
-      p.msg_offset = pt.offset + sent[i];
-      p.msg_length = w.length;
-      p.remote_addr = w.remote_addr + p.msg_offset;
-      p.imm = w.imm;
-      p.msn = m.msn;
-      p.msg_id = m.id;
-      p.data.resize(payload);
-      p.id = (static_cast<uint64_t>(node_) << 48) | next_packet_id_++;
-      p.born = doorbell;
+      IbPacketPtr p = header(pt.rail);
+      p->first = !started[i];
+      p->msg_offset = pt.offset + sent[i];
+      p->remote_addr = w.remote_addr + p->msg_offset;
+      p->data.resize(payload);
       started[i] = true;
       sent[i] += payload;
-      p.last = sent[i] >= pt.length;
-      p.wire_bytes = config_.header_bytes + payload + (p.first && rdma ? config_.reth_bytes : 0) +
-                     (p.last && w.opcode != IB_OP_RDMA_WRITE ? config_.imm_bytes : 0);
-      pk->need = payload;
-      Packet* raw = pk.get();
-      building_.push_back(std::move(pk));
-      ++building_on_[pt.rail];
-      for (const Span& s : split_read(w.local_addr + p.msg_offset, payload, config_.max_read_request)) {
-        Read r;
-        r.kind = Read::Kind::Data;
-        r.addr = s.addr;
-        r.length = s.length;
-        r.packet = raw;
-        r.packet_offset = static_cast<uint32_t>(s.addr - (w.local_addr + p.msg_offset));
-        data_reads_.push_back(std::move(r));
-      }
-      if (payload == 0) packet_ready(raw);
+      p->last = sent[i] >= pt.length;
+      p->wire_bytes = config_.header_bytes + payload + (p->first && rdma ? config_.reth_bytes : 0) +
+                      (p->last && w.opcode != IB_OP_RDMA_WRITE ? config_.imm_bytes : 0);
+      const uint64_t src = w.local_addr + p->msg_offset;
+      build_packet(std::move(p), src);
       if (sent[i] < pt.length) more = true;
     }
   }
@@ -386,6 +435,7 @@ void Hca::packet_ready(Packet* pk) {
   // A rail is done once its first packet still building is not ready (or it
   // has none): stop when every rail is.
   bool blocked[IB_PORTS];
+  unsigned read_responses[IB_PORTS] = {};
   for (unsigned r = 0; r < IB_PORTS; ++r) blocked[r] = building_on_[r] == 0;
   for (auto it = building_.begin(); it != building_.end();) {
     if (std::all_of(std::begin(blocked), std::end(blocked), [](bool b) { return b; })) break;
@@ -395,6 +445,9 @@ void Hca::packet_ready(Packet* pk) {
       ++it;
       continue;
     }
+    const IbPacket& q = *(*it)->p;
+    if (q.kind == IbPacket::Kind::Response && q.opcode == IB_OP_RDMA_READ && !q.data.empty())
+      ++read_responses[rail];
     auto p = std::make_shared<IbPacketPtr>(std::move((*it)->p));
     it = building_.erase(it);
     --building_on_[rail];
@@ -404,6 +457,9 @@ void Hca::packet_ready(Packet* pk) {
       rail_drain(r);
     });
   }
+  // The responder builds a rail's next read responses as these leave.
+  for (unsigned r = 0; r < IB_PORTS; ++r)
+    for (unsigned k = 0; k < read_responses[r]; ++k) responder_.response_ready(r);
 }
 
 void Hca::tx_ready(IbPort& port) { rail_drain(port.tag()); }
@@ -421,7 +477,10 @@ void Hca::finish_message(Message& m) {
   const ib_wqe& w = m.wqe;
   if ((w.flags & IB_WQE_SIGNALED) || m.status != IB_OK) {
     ib_cqe e{};
-    e.kind = w.opcode == IB_OP_SEND ? IB_CQE_SEND : IB_CQE_RDMA_WRITE;
+    e.kind = w.opcode == IB_OP_SEND         ? IB_CQE_SEND
+             : w.opcode == IB_OP_RDMA_READ  ? IB_CQE_RDMA_READ
+             : ib_is_atomic(w.opcode)       ? IB_CQE_ATOMIC
+                                            : IB_CQE_RDMA_WRITE;
     e.status = m.status;
     e.src_node = w.dest_node;
     e.byte_len = w.length;
@@ -487,6 +546,15 @@ void Hca::process_rx(unsigned rail) {
           });
         }
       }
+      rails_[rail]->release(wire);
+      q.pop_front();
+      continue;
+    }
+    if (p.kind == IbPacket::Kind::Response || ib_is_read_or_atomic(p.opcode)) {
+      if (p.kind == IbPacket::Kind::Response)
+        response_arrived(p, rail);
+      else  // a request: the responder's
+        responder_.request(p, rail);
       rails_[rail]->release(wire);
       q.pop_front();
       continue;
@@ -571,6 +639,35 @@ void Hca::process_rx(unsigned rail) {
     }
     q.pop_front();
   }
+}
+
+// ---- RDMA READ and atomics at the requester ----------------------------------
+
+// A response at the requester: its data placed at local_addr; the part is
+// done with its last packet, the message with its last part (the completion
+// then written behind the data).
+void Hca::response_arrived(IbPacket& p, unsigned rail) {
+  auto it = messages_.find(p.msg_id);
+  if (it == messages_.end()) return;
+  Message& m = it->second;
+  if (p.status != IB_OK) {
+    m.status = p.status;
+  } else if (ib_is_atomic(p.opcode)) {
+    write_host(m.wqe.local_addr, reinterpret_cast<const uint8_t*>(&p.atomic_old), IB_ATOMIC_BYTES);
+  } else if (!p.data.empty()) {
+    write_host(m.wqe.local_addr + p.msg_offset, p.data.data(), static_cast<uint32_t>(p.data.size()));
+    stats_.bytes_received += p.data.size();
+  }
+  if (!p.last) return;
+  --rd_out_[rail];
+  if (++m.acked == m.parts) {
+    const uint64_t id = m.id;
+    agenda_.after(config_.cqe, [this, id] {
+      auto f = messages_.find(id);
+      if (f != messages_.end()) finish_message(f->second);
+    });
+  }
+  resume_stalled();
 }
 
 std::string Hca::describe_stall() const {

@@ -17,6 +17,14 @@
 // after a message's last packet the receive completion (SEND, WRITE_IMM) is
 // written behind the data, and the acknowledgement sent. Receive buffers are
 // fetched (32-byte DMA reads) when the RQ doorbell is rung.
+// RDMA READ and atomics (README.md): the requester sends a request packet
+// per part (rail) and keeps at most ib_hca_max_rd_atomic outstanding per
+// rail, its send queue waiting behind one that would exceed that; the
+// responder, a read latency after the request is placed, reads its memory
+// (MRRS reads, as a send's data) into MTU response packets, or runs the
+// atomic on its atomic unit (one at a time: an 8-byte read, the operation,
+// the result written); the requester places the responses at local_addr and
+// writes its completion behind the last.
 #pragma once
 
 #include <array>
@@ -32,6 +40,7 @@
 #include "core/agenda.h"
 #include "ib/config.h"
 #include "ib/ib_link.h"
+#include "ib/responder.h"
 #include "ib_hw.h"
 #include "pcie/link.h"
 
@@ -43,6 +52,8 @@ struct HcaStats {
   uint64_t cqes = 0, cq_overflow = 0, dma_reads = 0, dma_read_bytes = 0;
   std::array<uint64_t, IB_PORTS> packets_out{}, packets_in{};
   uint64_t rnr_waits = 0;  // SENDs that found no posted receive buffer
+  uint64_t reads_served = 0, atomics_served = 0;  // requests this HCA answered as responder
+  uint64_t rd_atomic_waits = 0;  // work requests that waited for the initiator depth
   sc_core::sc_time latency_total, latency_min, latency_max;  // doorbell of a WQE to its ACK
 };
 
@@ -81,14 +92,15 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
     bool ready = false;  // all its data read; leaves after the rail's earlier packets
   };
   struct Read {  // one outstanding DMA read
-    enum class Kind { Wqe, Rqe, Data } kind = Kind::Data;
+    enum class Kind { Wqe, Rqe, Data, Atomic } kind = Kind::Data;
     uint64_t addr = 0;
     uint32_t length = 0, received = 0;
     Packet* packet = nullptr;
     uint32_t packet_offset = 0;
     uint64_t generation = 0;
-    std::vector<uint8_t> buf;  // WQE and RQE fetches
+    std::vector<uint8_t> buf;  // WQE, RQE and atomic operand fetches
   };
+
   struct RecvState {  // a message arriving on one rail from one source
     bool active = false;
     ib_rqe rqe{};
@@ -107,6 +119,14 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
   void fetch_wqes();
   void fetch_rqes();
   void start_message(const ib_wqe& w, sc_core::sc_time doorbell);
+  void start_now(const ib_wqe& w, sc_core::sc_time doorbell);
+  bool initiator_depth_ok(const ib_wqe& w) const;
+  void resume_stalled();
+  Packet* build_packet(IbPacketPtr p, uint64_t src_addr);
+  // RDMA READ and atomics: what the responder asks of this HCA, and the
+  // responses at the requester.
+  IbResponder::Host responder_host();
+  void response_arrived(IbPacket& p, unsigned rail);
   void packet_ready(Packet* pk);
   void rail_drain(unsigned rail);
   void process_rx(unsigned rail);
@@ -120,6 +140,7 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
   LinkPort* pcie_ = nullptr;
   std::array<IbPort*, IB_PORTS> rails_{};
   Agenda agenda_;
+  IbResponder responder_;
   std::function<void()> observer_;
 
   // Registers.
@@ -147,6 +168,8 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
   unsigned building_on_[IB_PORTS] = {};           // of them, per rail
   std::array<std::deque<IbPacketPtr>, IB_PORTS> tx_;  // ready to send, per rail
   uint64_t next_packet_id_ = 0;
+  std::array<unsigned, IB_PORTS> rd_out_{};  // RDMA reads and atomics outstanding, per rail
+  std::deque<std::pair<ib_wqe, sc_core::sc_time>> stalled_;  // WQEs waiting behind the depth
 
   // Receive side.
   std::deque<ib_rqe> rq_cache_;

@@ -105,6 +105,12 @@ IbNetwork::IbNetwork(const Topology& topo, int line, const Params& params,
           "ib_reth_bytes", "ib_imm_bytes"},
          "ib_rx_buffer_bytes = " + v(params.ib_rx_buffer_bytes) + " holds no packet of ib_mtu_bytes = " +
              v(params.ib_mtu_bytes) + " with its headers");
+  if (config_.link.rx_credits < config_.link.blocks(config_.header_bytes + config_.aeth_bytes + config_.mtu) ||
+      config_.link.rx_credits < config_.link.blocks(config_.header_bytes + config_.atomic_eth_bytes))
+    fail({"ib_rx_buffer_bytes", "ib_mtu_bytes", "ib_credit_block_bytes", "ib_packet_header_bytes",
+          "ib_aeth_bytes", "ib_atomic_eth_bytes"},
+         "ib_rx_buffer_bytes = " + v(params.ib_rx_buffer_bytes) + " holds no RDMA read response of ib_mtu_bytes = " +
+             v(params.ib_mtu_bytes) + " or atomic request with its headers");
   if (params.read_completion_boundary > params.ib_host_cpl_bytes)
     fail({"read_completion_boundary", "ib_host_cpl_bytes"},
          "read_completion_boundary = " + v(params.read_completion_boundary) +

@@ -437,6 +437,55 @@ fortran_mumps)
     cmp -s "$TMP/mumps1" "$TMP/mumps2" || fail "two runs differ: $(diff "$TMP/mumps1" "$TMP/mumps2")"
     cat "$TMP/mumps1"
     expect_clean ;;
+rma_*)
+    # One-sided communication (tests/mpi/mpi_rma.c): Put, Get, Accumulate on
+    # four kinds of window under fence and lock_all, the atomics, exclusive
+    # locks, strided types, MINLOC pairs, Rput/Rget, post/start/complete/wait:
+    # every byte and element checked; latency: the simulated 8 B Put+flush and
+    # Get+flush at 2 ranks pinned (and Fetch_and_op, Accumulate); twice alike;
+    # erroneous calls end the job naming the error.
+    N=${CASE#rma_}
+    case $N in
+    latency)
+        run -n 2 --timeout 60 -- "$BIN/mpi_rma" latency
+        expect_rc 0
+        expect_out "rma 8 B put+flush: 2.089 us"
+        expect_out "rma 8 B get+flush: 2.617 us"
+        expect_out "rma 8 B fetch_and_op+flush: 3.742 us"
+        expect_out "rma 8 B accumulate+flush: 3.740 us" ;;
+    deterministic)
+        for i in 1 2; do
+            run -n 4 --timeout 150 -- "$BIN/mpi_rma"
+            expect_rc 0
+            expect_out "mpi_rma: all"
+            cp "$TMP/out" "$TMP/rma$i"
+        done
+        cmp -s "$TMP/rma1" "$TMP/rma2" || fail "two runs differ: $(diff "$TMP/rma1" "$TMP/rma2")" ;;
+    errors)
+        run -n 2 --timeout 60 -- "$BIN/mpi_rma" epoch
+        expect_rc 1
+        expect_err "MPI_Put to rank 0 outside an access epoch"
+        expect_err "(MPI_ERR_RMA_SYNC)"
+        run -n 2 --timeout 60 -- "$BIN/mpi_rma" range
+        expect_rc 1
+        expect_err "of rank 1's window of"
+        expect_err "(MPI_ERR_RMA_RANGE)"
+        run -n 3 --timeout 60 -- "$BIN/mpi_rma" dynrange
+        expect_rc 1
+        expect_err "refused a one-sided operation"
+        expect_err "no attached region holds them) (MPI_ERR_RMA_RANGE)" ;;
+    *)
+        run -n "$N" --timeout 150 -- "$BIN/mpi_rma"
+        expect_rc 0
+        expect_out "mpi_rma: all"
+        expect_out "passed on $N ranks"
+        for k in "allocate" "create (malloc)" "create (Alloc_mem)" "dynamic"; do
+            for s in fence lock_all; do
+                grep -q "^$k *$s *put, get, accumulate: " "$TMP/out" || fail "no $k $s phase"
+            done
+        done ;;
+    esac
+    expect_clean ;;
 *)
     echo "unknown case $CASE"; exit 2 ;;
 esac
