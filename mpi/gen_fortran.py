@@ -24,9 +24,11 @@ from gen_unsupported import PASS
 
 FORTRAN_PASS = {"MPI_Sizeof", "MPI_F_sync_reg"}  # no C call: compile-time sizes, a no-op
 HANDLE_IN = {"comm": "pf_comm(*{a}, call)", "type": "pf_type(*{a}, call)", "op": "pf_op(*{a}, call)",
-             "info": "pf_info(*{a}, call)", "group": "MPI_Group_f2c(*{a})", "req": "pf_req(*{a}, call)"}
-HANDLE_CTYPE = {"comm": "MPI_Comm", "group": "MPI_Group", "req": "MPI_Request"}
-HANDLE_C2F = {"comm": "PMPI_Comm_c2f", "group": "MPI_Group_c2f", "req": "MPI_Request_c2f"}
+             "info": "pf_info(*{a}, call)", "group": "MPI_Group_f2c(*{a})", "req": "pf_req(*{a}, call)",
+             "win": "MPI_Win_f2c(*{a})"}
+HANDLE_CTYPE = {"comm": "MPI_Comm", "group": "MPI_Group", "req": "MPI_Request", "win": "MPI_Win"}
+HANDLE_C2F = {"comm": "PMPI_Comm_c2f", "group": "MPI_Group_c2f", "req": "MPI_Request_c2f",
+              "win": "MPI_Win_c2f"}
 
 
 def die(msg):
@@ -73,7 +75,7 @@ def read_table(path):
             ret, kinds = "double", kinds[:-2]
         for k in kinds:
             base = k.split(":")[0]
-            if base not in ("buf", "int", "int*", "ranges*", "comm?", "status", "status*", "statuses*", "flag*",
+            if base not in ("buf", "int", "aint", "int*", "ranges*", "comm?", "status", "status*", "statuses*", "flag*",
                             "index*", "indices*", "null", "reqs&") and base.rstrip("*&") not in HANDLE_IN:
                 die("%s:%d: unknown kind %s" % (path, n, k))
         rows[name] = (ret, kinds)
@@ -134,6 +136,8 @@ def binding(cname, ret, kinds, names):
                 post.append("pf_index(%s);" % a)
             elif base == "indices*":
                 post.append("pf_indices(%s, a%s);" % (a, ref))
+        elif base == "aint":
+            cargs.append("*(MPI_Aint *)" + a)  # INTEGER(KIND=MPI_ADDRESS_KIND): 8 bytes
         elif base == "ranges*":
             cargs.append("(int (*)[3])" + a)  # INTEGER RANGES(3, N): C's int ranges[][3]
         elif base == "null":

@@ -312,15 +312,16 @@ int MPI_Win_get_name(MPI_Win win, char *name, int *len)
     return MPI_SUCCESS;
 }
 
-/* Fortran handles of the layer's windows: their ids. */
+/* Fortran handles of the layer's windows: their ids, the context ids of their
+ * duplicated communicators, never 0, which is mpif.h's MPI_WIN_NULL. */
 MPI_Fint MPI_Win_c2f(MPI_Win win)
 {
-    return win == MPI_WIN_NULL ? -1 : (MPI_Fint)pm_win_of(win)->id;
+    return win == MPI_WIN_NULL ? 0 : (MPI_Fint)pm_win_of(win)->id;
 }
 
 MPI_Win MPI_Win_f2c(MPI_Fint id)
 {
-    return id == -1 ? MPI_WIN_NULL : as_win_handle(pm_win_by_id((uint32_t)id));
+    return id == 0 ? MPI_WIN_NULL : as_win_handle(pm_win_by_id((uint32_t)id));
 }
 
 /* ---- Synchronisation ------------------------------------------------------------------ */

@@ -412,6 +412,18 @@ fortran_h | fortran_mod | fortran_f08)
         fail "simulated times differ from C's: $(diff "$TMP/c_times" "$TMP/f_times")"
     cat "$TMP/f_times"
     expect_clean ;;
+fortran_rma)
+    # One-sided communication through `use mpi` (tests/mpi/mpi_fortran_rma.f90):
+    # Win_create on a Fortran array, Put and Get under fence, Accumulate and
+    # Fetch_and_op under lock_all, an exclusive lock, at 2 and 4 ranks.
+    [ -x "$BIN/mpi_fortran_rma" ] || { echo "SKIP [$CASE]: no Fortran compiler, mpi_fortran_rma not built"; exit 77; }
+    for N in 2 4; do
+        run -n $N --timeout 120 -- "$BIN/mpi_fortran_rma"
+        expect_rc 0
+        expect_out "mpi_fortran_rma: all"
+        expect_out "checks passed on $N ranks"
+    done
+    expect_clean ;;
 fortran_unmodelled)
     # A Fortran call the layer does not model (MPI_File_open: MPI-IO), through
     # each of the three interfaces: the job stops naming it, non-zero.
