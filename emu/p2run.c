@@ -375,10 +375,10 @@ static int supervise(job_run *jr, double deadline)
             /* The simulator finished (every rank sent its exit) and the ranks
              * are still unwinding: wait for them, but not forever. */
             if (unwind_deadline == 0)
-                unwind_deadline = now_s() + P2RUN_GRACE_MS / 1000.0;
+                unwind_deadline = now_s() + P2RUN_UNWIND_MS / 1000.0;
             else if (now_s() > unwind_deadline) {
                 fprintf(stderr, "p2run: ranks still running %g s after they all left the "
-                                "simulator; ending them\n", P2RUN_GRACE_MS / 1000.0);
+                                "simulator; ending them\n", P2RUN_UNWIND_MS / 1000.0);
                 return 1;
             }
         }

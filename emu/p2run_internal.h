@@ -34,6 +34,12 @@ enum {
 #define P2RUN_DEFAULT_MPI_TOPOLOGY "hapacs-tca-2x8-ib.topo" /* MPI programs: PEACH2 + IB */
 /* How long ended processes get between SIGTERM and SIGKILL. */
 #define P2RUN_GRACE_MS 2000
+/* How long ranks that all left the simulator get to finish exiting (flushing
+ * output, unmapping the job, Open MPI's finalize) before p2run ends them: 2 s
+ * was too short for 16 ranks on a loaded 2-core machine (load 11), where a
+ * job whose every check had passed was ended and failed. Only a rank hung
+ * in its exit path waits this long. */
+#define P2RUN_UNWIND_MS 20000
 /* After a timeout, how long the simulator gets to print the ranks' states. */
 #define P2RUN_DUMP_MS 300
 /* Supervision wakes at least this often to notice state changes. */
