@@ -53,11 +53,17 @@
  * wakes one, every parked waiter is told) then ends as a spurious one. */
 #define PARK_RECHECK_NS 20000000L
 
-/* Threads that ended, for a join that comes after: their final clocks. */
+/* Threads that ended, for a join that comes after: their final clocks, and
+ * the lane and its claim count (lane_claims) they ran on. The C library
+ * reuses a pthread_t once its thread is joined (or, detached, has ended): a
+ * join forgets the record it used, and a creator forgets any record of the
+ * new thread's pthread_t that another lane session left (forget_exits_locked). */
 #define EXITS_KEPT 32
 static struct {
     pthread_t thread;
     uint64_t clock_ps;
+    const rt_lane *lane;
+    uint32_t claims;
     int valid;
 } exits[EXITS_KEPT];
 static unsigned exits_next;
@@ -172,6 +178,8 @@ void rt_thread_exit(void *arg)
     pthread_mutex_lock(&s->lock);
     exits[exits_next % EXITS_KEPT].thread = l->thread;
     exits[exits_next % EXITS_KEPT].clock_ps = l->clock_ps;
+    exits[exits_next % EXITS_KEPT].lane = l;
+    exits[exits_next % EXITS_KEPT].claims = p2_ld(&l->channel->lane_claims);
     exits[exits_next % EXITS_KEPT].valid = 1;
     exits_next++;
     wake_locked(s, PARK_JOIN, (const void *)l->thread, l);
@@ -183,6 +191,17 @@ void rt_thread_exit(void *arg)
     pthread_mutex_unlock(&s->lock);
     p2_job_ring(s->job);
     tl_lane = mine == l ? NULL : mine;
+}
+
+/* Forgets the records of `t` other than of its run on lane `keep` (NULL:
+ * every record), under rt.lock. */
+static void forget_exits_locked(pthread_t t, const rt_lane *keep)
+{
+    for (unsigned i = 0; i < EXITS_KEPT; i++)
+        if (exits[i].valid && pthread_equal(exits[i].thread, t) &&
+            (!keep || exits[i].lane != keep ||
+             exits[i].claims != p2_ld(&keep->channel->lane_claims)))
+            exits[i].valid = 0;
 }
 
 /* The final clock of `t` if it ended (0 and *found = 0 if not). */
@@ -256,7 +275,12 @@ static int own_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void
     if (r != 0) {
         free(st);
         rt_thread_exit(l);
+        return r;
     }
+    /* *t may be an ended thread's: its record is not this thread's end */
+    pthread_mutex_lock(&s->lock);
+    forget_exits_locked(*t, l);
+    pthread_mutex_unlock(&s->lock);
     return r;
 }
 
@@ -317,6 +341,9 @@ static int own_join(pthread_t t, void **ret, const void *caller)
         unpark(s, l);
     else if (final > l->clock_ps)
         l->clock_ps = final;
+    pthread_mutex_lock(&s->lock);
+    forget_exits_locked(t, NULL); /* t may name another thread from now on */
+    pthread_mutex_unlock(&s->lock);
     return r;
 }
 
