@@ -86,6 +86,24 @@ int p2_rt_post(p2_rt *rt, p2_chan_req *req);
 /* Posts a blocking request and waits for its answer; the clock is left as it
  * was (the caller decides what the answer's time costs). Returns 0 or -1. */
 int p2_rt_call(p2_rt *rt, p2_chan_req *req, p2_chan_resp *resp);
+/* The channel of the calling thread's lane (emu/channel.h; a thread that has
+ * none takes one, as any call does), for a layer that names in its fields
+ * what the thread waits for (the MPI layer: p2_job_rank.mpi_wait); NULL when
+ * no lane is free. */
+p2_job_rank *p2_rt_lane_channel(p2_rt *rt);
+/* The rank's threads that have a lane (the thread that attached included):
+ * for a layer that serves one thread at less cost than several (the MPI
+ * layer under MPI_THREAD_MULTIPLE). A thread the program creates has its
+ * lane before pthread_create returns; another takes one at its first call. */
+int p2_rt_lanes_used(p2_rt *rt);
+/* The calling thread is about to sleep until another thread of the rank
+ * lets it go, in a wait no interposed call sees (a layer's own lock): from
+ * p2_rt_sleep_begin to p2_rt_sleep_end its lane is parked and holds no
+ * simulated time back; after, the thread runs no earlier than the model's
+ * time (nobody's wake orders it: host timing decides). No-ops for a thread
+ * without a lane (it holds no time). */
+void p2_rt_sleep_begin(void);
+void p2_rt_sleep_end(void);
 /* Rings the simulator's doorbell: for a layer that changed a field of its
  * channel the simulator watches (p2_job_rank.in_collective), outside a request. */
 void p2_rt_ring(p2_rt *rt);

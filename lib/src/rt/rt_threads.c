@@ -14,6 +14,9 @@
  *   pthread_cond_wait      parks until pthread_cond_signal/broadcast on the
  *                          same condition variable by another lane's thread;
  *   pthread_join           parks until the joined thread ends.
+ * A layer that makes a thread sleep in a wait of its own (the MPI layer's
+ * lock) parks it with p2_rt_sleep_begin; nobody's wake orders its end
+ * (p2_rt_sleep_end), as after a recheck below.
  * The waking thread posts P2_CHAN_UNPARK for the parked lane on its own lane,
  * stamped with its own clock, and the woken thread's clock becomes at least
  * that: the wake is ordered in virtual time as it was caused, so runs give the
@@ -347,7 +350,25 @@ static int own_join(pthread_t t, void **ret, const void *caller)
     return r;
 }
 
-const p2_rt_threads p2_rt_threads_own = {own_create, own_cond_wait, own_cond_wake, own_join};
+/* p2_rt_sleep_begin / _end (rt.h): a wait of a layer's own, which nobody
+ * wakes through the runtime. */
+static void own_sleep(int begin)
+{
+    rt_state *s = &rt;
+    rt_lane *l = tl_lane;
+    if (!s->attached || !l || l->exited)
+        return;
+    if (!begin) {
+        rt_unpark_self(s, l); /* not woken: no earlier than the model's time */
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    park_locked(s, l, PARK_SLEEP, NULL);
+    pthread_mutex_unlock(&s->lock);
+}
+
+const p2_rt_threads p2_rt_threads_own = {own_create, own_cond_wait, own_cond_wake, own_join,
+                                         own_sleep};
 
 /* ---- The symbols programs call ----------------------------------------- */
 
@@ -381,3 +402,6 @@ int pthread_join(pthread_t t, void **ret)
 {
     return owner()->join(t, ret, __builtin_return_address(0));
 }
+
+void p2_rt_sleep_begin(void) { owner()->sleep(1); }
+void p2_rt_sleep_end(void) { owner()->sleep(0); }
