@@ -153,14 +153,14 @@ void pm_block(void)
         pm_coro_yield();
         return;
     }
-    pm_progress(1);
+    pm_progress(PM_WAIT_OPEN);
     pm_nbc_run();
 }
 
 void pm_poll(void)
 {
     pm_nbc_run();
-    while (pm_progress(0))
+    while (pm_progress(PM_TEST))
         pm_nbc_run();
 }
 

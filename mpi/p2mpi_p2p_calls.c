@@ -378,7 +378,7 @@ static pm_unexp *probe(int src, int tag, pm_comm *c, int block)
         for (pm_unexp *u = E.unexp; u; u = u->next)
             if (pm_matches(&key, &u->h))
                 return u;
-        if (!pm_progress(block))
+        if (!pm_progress(block ? PM_WAIT_OPEN : PM_TEST))
             return NULL;
         pm_nbc_run();
     }
