@@ -18,6 +18,7 @@
 #ifndef P2_RT_H
 #define P2_RT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -104,6 +105,17 @@ int p2_rt_lanes_used(p2_rt *rt);
  * without a lane (it holds no time). */
 void p2_rt_sleep_begin(void);
 void p2_rt_sleep_end(void);
+/* The runtime's pthread interposers (lib/src/rt/rt_threads.c: lanes for the
+ * program's threads, parking in pthread_cond_wait and pthread_join), with
+ * the address the call came from, which says whether it is the program's:
+ * for a preloaded layer that puts them ahead of the C library's in a
+ * program that does not link this library (the MPI layer, under
+ * MPI_THREAD_MULTIPLE). */
+int p2_rt_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg,
+                         const void *caller);
+int p2_rt_pthread_join(pthread_t t, void **ret, const void *caller);
+int p2_rt_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const void *caller);
+int p2_rt_pthread_cond_wake(pthread_cond_t *c, int all);
 /* Rings the simulator's doorbell: for a layer that changed a field of its
  * channel the simulator watches (p2_job_rank.in_collective), outside a request. */
 void p2_rt_ring(p2_rt *rt);

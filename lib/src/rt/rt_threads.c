@@ -403,5 +403,24 @@ int pthread_join(pthread_t t, void **ret)
     return owner()->join(t, ret, __builtin_return_address(0));
 }
 
+/* The same for a preloaded layer's own pthread_* (rt.h). */
+int p2_rt_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg,
+                         const void *caller)
+{
+    return owner()->create(t, attr, fn, arg, caller);
+}
+
+int p2_rt_pthread_join(pthread_t t, void **ret, const void *caller)
+{
+    return owner()->join(t, ret, caller);
+}
+
+int p2_rt_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const void *caller)
+{
+    return owner()->cond_wait(c, m, caller);
+}
+
+int p2_rt_pthread_cond_wake(pthread_cond_t *c, int all) { return owner()->cond_wake(c, all); }
+
 void p2_rt_sleep_begin(void) { owner()->sleep(1); }
 void p2_rt_sleep_end(void) { owner()->sleep(0); }
