@@ -15,6 +15,8 @@
  *   p2mpi_core.c        the rank's state E; the clock, the bracket of an MPI
  *                       call (with its lock under MPI_THREAD_MULTIPLE),
  *                       errors; the communicator table
+ *   p2mpi_pthread.c     the program's pthread calls handed to the runtime
+ *                       under MPI_THREAD_MULTIPLE (the layer is preloaded)
  *   p2mpi_coro.c        coroutines (a function that yields where it would block)
  *   p2mpi_datatype.c    datatypes: sizes, packing, local copies
  *   p2mpi_gpu.c         GPU buffers: staging costs, the copy engines' timed events
