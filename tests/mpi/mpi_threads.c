@@ -16,8 +16,14 @@
  *            dup tag 4; the peer sends them in the other order, each from
  *            another thread, so each wait is ended by a message that arrives
  *            after another thread's
+ *   nbc      main's MPI_Iallreduce, completed by MPI_Test, while a helper
+ *            plays ping-pong: the collective's rounds resumed by either
+ *            thread's progress
  *   compute  a helper plays ping-pong while main charges computation
  *            (p2_compute) and then joins it
+ * Built as programs built with mpicc are (MPI alone: the layer hands the
+ * program's pthread calls to the runtime), and as mpi_threads_tca, linked
+ * with the runtime's library too (whose pthread calls the program gets).
  * Rank 0 prints each rank's simulated times (MPI_Wtime at each scenario's
  * end, main's and each helper's) and "mpi_threads: all N checks passed on P
  * ranks"; any failure exits 1. With argument "single" it makes a fixed
@@ -38,8 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include "p2.h"
 
 static int rank, size, peer, checks;
 static MPI_Comm dup1, dup2;
@@ -340,6 +344,50 @@ static void scenario_tags(void)
     report("tags", m.t_end, h1.t_end, h2.t_end);
 }
 
+/* Main's nonblocking collectives (their rounds run as coroutines that any
+ * thread's progress resumes: here mostly the helper's, whose completions
+ * come in between) while a helper plays ping-pong; the sums checked. */
+static void scenario_nbc(void)
+{
+    pp p;
+    pp_init(&p, ROUNDS, dup1);
+    pthread_t t;
+    start(&t, pingpong, &p);
+    enum { N = 5000 };
+    double *in = xmalloc(sizeof(double) * N), *out = xmalloc(sizeof(double) * N);
+    for (int k = 0; k < 4; k++) {
+        for (int i = 0; i < N; i++)
+            in[i] = rank * 1000.0 + i + k;
+        MPI_Request r;
+        MPI_Iallreduce(in, out, N, MPI_DOUBLE, MPI_SUM, dup2, &r);
+        int flag = 0;
+        while (!flag)
+            MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        int ok = 1;
+        for (int i = 0; i < N; i++)
+            ok &= out[i] == 1000.0 * size * (size - 1) / 2 + (double)size * (i + k);
+        CHECK(ok);
+    }
+    double tm = MPI_Wtime();
+    pthread_join(t, NULL);
+    free(in);
+    free(out);
+    report("nbc", tm, p.t_end, -1);
+}
+
+/* p2_compute from the rank runtime, which p2run loads with the MPI layer:
+ * this program links MPI alone, as programs built with mpicc do (built
+ * linked with the runtime too, as mpi_threads_tca, it gets it directly). */
+static void compute(double seconds)
+{
+    void (*f)(double) = (void (*)(double))dlsym(RTLD_DEFAULT, "p2_compute");
+    if (!f) {
+        fprintf(stderr, "rank %d: no p2_compute in the process\n", rank);
+        exit(1);
+    }
+    f(seconds);
+}
+
 /* A helper plays ping-pong while main computes, then joins it. */
 static void scenario_compute(void)
 {
@@ -347,7 +395,7 @@ static void scenario_compute(void)
     pp_init(&p, ROUNDS, dup1);
     pthread_t t;
     start(&t, pingpong, &p);
-    p2_compute(50e-6 * (1 + rank % 2));
+    compute(50e-6 * (1 + rank % 2));
     double tm = MPI_Wtime();
     pthread_join(t, NULL);
     report("compute", tm, p.t_end, -1);
@@ -498,6 +546,7 @@ int main(int argc, char **argv)
         scenario_recv();
         scenario_barrier();
         scenario_tags();
+        scenario_nbc();
         scenario_compute();
         MPI_Comm_free(&dup1);
         MPI_Comm_free(&dup2);

@@ -5,6 +5,10 @@
 #   2, 4    every scenario on 2 and 4 ranks, three runs: each passes its
 #           byte-for-byte checks, and the three print the same simulated
 #           times (the layer orders its threads' calls in simulated time)
+#   2_tca   the same on 2 ranks, the program linked with the runtime too
+#   gpu     a helper sending and receiving GPU buffers (tests/mpi/
+#           mpi_threads_gpu.c) with MVAPICH2-GDR's own limits (the pipeline
+#           through host staging) while main waits: every byte, twice alike
 #   single  one thread after MPI_Init_thread(MPI_THREAD_MULTIPLE) and after
 #           MPI_Init: the same simulated times, to the ps
 #   lazy    threads that take their lane in their first MPI call (made by
@@ -37,12 +41,14 @@ expect_clean() {
 }
 
 case $CASE in
-2 | 4)
+2 | 4 | 2_tca)
+    N=${CASE%_tca} PROG=mpi_threads
+    [ "$CASE" = 2_tca ] && PROG=mpi_threads_tca
     for i in 1 2 3; do
-        run -n "$CASE" --timeout 200 -- "$BIN/mpi_threads"
+        run -n "$N" --timeout 200 -- "$BIN/$PROG"
         expect_rc 0
-        expect_out "checks passed on $CASE ranks"
-        for what in "recv: rank 0 main" "barrier: rank 1 main" "tags: rank 0 main" "compute: rank 1 main"; do
+        expect_out "checks passed on $N ranks"
+        for what in "recv: rank 0 main" "barrier: rank 1 main" "tags: rank 0 main" "nbc: rank 1 main" "compute: rank 1 main"; do
             expect_out "$what"
         done
         expect_clean
@@ -51,6 +57,16 @@ case $CASE in
     for i in 2 3; do
         cmp -s "$TMP/run1" "$TMP/run$i" || fail "runs 1 and $i differ: $(diff "$TMP/run1" "$TMP/run$i")"
     done ;;
+gpu)
+    for i in 1 2; do
+        run -n 2 --gpu emulated --timeout 150 --params "$(dirname "$0")/gpu_pipeline.params" -- \
+            "$BIN/mpi_threads_gpu"
+        expect_rc 0
+        expect_out "mpi_threads_gpu: all"
+        expect_clean
+        cp "$TMP/out" "$TMP/gpu$i"
+    done
+    cmp -s "$TMP/gpu1" "$TMP/gpu2" || fail "two runs differ: $(diff "$TMP/gpu1" "$TMP/gpu2")" ;;
 single)
     run -n 2 --timeout 60 -- "$BIN/mpi_threads" single
     expect_rc 0
