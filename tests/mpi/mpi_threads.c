@@ -39,6 +39,7 @@
 #include <dlfcn.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,19 +406,23 @@ static void scenario_compute(void)
  * threads, OpenMP's, are made: here libc's pthread_create, not the one p2run
  * interposes) takes one at its first call. It is created while main is
  * inside the layer, alone until then, in MPI_Reduce_local with an op that
- * sleeps 0.2 s of host time: the new thread's first MPI call (MPI_Send to
- * the peer's main) meets main's call still running. Then the two threads of
- * each rank share the layer: the new ones play ping-pong, the mains wait in
- * MPI_Recv. Data only: host timing decides such a thread's clock. (It
- * claims its lane with MPI_Wtime at once, while main runs: a thread without
- * a lane is invisible to the simulator, which could otherwise find every
- * thread of the job waiting and call it a deadlock; README.md.) */
+ * waits (host time) until the new thread has its lane and then 0.1 s more:
+ * the new thread's first MPI call (MPI_Send to the peer's main) meets main's
+ * call still running. Then the two threads of each rank share the layer:
+ * the new ones play ping-pong, the mains wait in MPI_Recv. Data only: host
+ * timing decides such a thread's clock. (It claims its lane with MPI_Wtime
+ * while main runs: a thread without a lane is invisible to the simulator,
+ * which could otherwise find every thread of the job waiting and call it a
+ * deadlock; README.md.) */
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static int lane_taken;
 
 static void slow_sum(void *in, void *inout, int *n, MPI_Datatype *t)
 {
     (void)t;
-    struct timespec ts = {0, 200000000};
+    while (!__atomic_load_n(&lane_taken, __ATOMIC_ACQUIRE))
+        sched_yield();
+    struct timespec ts = {0, 100000000};
     nanosleep(&ts, NULL);
     for (int i = 0; i < *n; i++)
         ((int *)inout)[i] += ((int *)in)[i];
@@ -426,7 +431,8 @@ static void slow_sum(void *in, void *inout, int *n, MPI_Datatype *t)
 static void *lazy_thread(void *arg)
 {
     pp *p = arg;
-    (void)MPI_Wtime(); /* its lane, at once */
+    (void)MPI_Wtime(); /* its lane, while main runs */
+    __atomic_store_n(&lane_taken, 1, __ATOMIC_RELEASE);
     unsigned char b[100];
     fill(b, 100, rank, 55);
     MPI_Send(b, 100, MPI_BYTE, peer, 10, MPI_COMM_WORLD);
@@ -448,6 +454,7 @@ static void scenario_lazy(void)
         pp_init(&p, ROUNDS / 2, MPI_COMM_WORLD);
         p.tail_tag = 8;
         pthread_t t;
+        __atomic_store_n(&lane_taken, 0, __ATOMIC_RELEASE);
         if (create(&t, NULL, lazy_thread, &p) != 0) {
             fprintf(stderr, "rank %d: pthread_create failed\n", rank);
             exit(1);
