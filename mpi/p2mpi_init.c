@@ -54,9 +54,9 @@ static int init_common(int *argc, char ***argv, int required, int thread)
     pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
     /* From here on, under MPI_THREAD_MULTIPLE, every call takes the rank's
      * lock (p2mpi_core.c, "Threads"). */
-    E.thread_level = level;
     E.main_thread = pthread_self();
     E.multi = level == MPI_THREAD_MULTIPLE;
+    __atomic_store_n(&E.thread_level, level, __ATOMIC_RELEASE); /* p2mpi_pthread.c */
     pm_leave();
     return MPI_SUCCESS;
 }

@@ -1,11 +1,11 @@
 /*
- * p2mpi_pthread.c - the program's threads under MPI_THREAD_MULTIPLE: the
- * layer, preloaded ahead of every other library, defines pthread_create,
- * pthread_join, pthread_cond_wait, pthread_cond_signal and
+ * p2mpi_pthread.c - the program's threads under MPI_THREAD_SERIALIZED and
+ * MULTIPLE: the layer, preloaded ahead of every other library, defines
+ * pthread_create, pthread_join, pthread_cond_wait, pthread_cond_signal and
  * pthread_cond_broadcast, and hands them to the rank runtime's interposers
  * (rt/rt.h, p2_rt_pthread_*) with the caller's address, once MPI_Init_thread
- * has granted MPI_THREAD_MULTIPLE. Depends on the rank's state (p2mpi.h)
- * and the runtime.
+ * has granted a level at which other threads than main call MPI. Depends on
+ * the rank's state (p2mpi.h) and the runtime.
  *
  * A program built with mpicc does not link the runtime's library itself: it
  * is loaded as the layer's dependency, after the C library in the lookup
@@ -14,12 +14,12 @@
  * take one at their first call, when host timing decides its clock), nor
  * park in pthread_cond_wait or pthread_join (a thread asleep there would
  * hold its rank's time, and the other threads' calls with it: README.md,
- * "Threads"). Before MPI_THREAD_MULTIPLE is granted, and in programs that
- * ask for less, the calls are the ones the program would get without the
- * layer: the runtime's when the program links it (it is next in the lookup
- * order then), the C library's otherwise, so that single-threaded MPI
- * programs, and the threads of their libraries (a BLAS's workers), run as
- * before.
+ * "Threads"). Before such a level is granted, and in programs that ask for
+ * less (FUNNELED at most), the calls are the ones the program would get
+ * without the layer: the runtime's when the program links it (it is next in
+ * the lookup order then), the C library's otherwise, so that single-threaded
+ * MPI programs, and the threads of their libraries (a BLAS's workers), run
+ * as before.
  */
 #define _GNU_SOURCE
 #include "p2mpi.h"
@@ -68,12 +68,13 @@ static int runtime_is_next(void)
     return __atomic_load_n(&is, __ATOMIC_RELAXED);
 }
 
-/* The runtime's interposers: under MPI_THREAD_MULTIPLE, or in a program
- * that links the runtime (which would call them anyway, with its own
- * address as the caller's, which only they may see here). */
+/* The runtime's interposers: under MPI_THREAD_SERIALIZED or MULTIPLE, or in
+ * a program that links the runtime (which would call them anyway, with its
+ * own address as the caller's, which only they may see here). */
 static int runtime_threads(void)
 {
-    return __atomic_load_n(&E.multi, __ATOMIC_ACQUIRE) || runtime_is_next();
+    return __atomic_load_n(&E.thread_level, __ATOMIC_ACQUIRE) >= MPI_THREAD_SERIALIZED ||
+           runtime_is_next();
 }
 
 #pragma GCC visibility push(default)

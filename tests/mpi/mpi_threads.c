@@ -29,7 +29,9 @@
  * ranks"; any failure exits 1. With argument "single" it makes a fixed
  * sequence of calls from main alone (no thread) and prints its times; with
  * "single init" the same after MPI_Init instead of MPI_Init_thread: the two
- * outputs must be the same. With "lazy", threads made by libc's
+ * outputs must be the same. With "serialized", under MPI_THREAD_SERIALIZED
+ * a helper plays ping-pong while main sleeps in pthread_join; with
+ * "serialized main", main plays it: the same times. With "lazy", threads made by libc's
  * pthread_create (no lane until their first call, as a library's threads)
  * play ping-pong while main waits in MPI_Recv. With "many", four helpers
  * call MPI at once (one more than a rank has lanes for). With "hang", rank
@@ -492,6 +494,29 @@ static void *never(void *arg)
     return NULL;
 }
 
+/* MPI_THREAD_SERIALIZED: a helper plays ping-pong while main sleeps in
+ * pthread_join (one thread in MPI at a time, no lock), or, with `in_main`,
+ * main plays it itself: the two print the same times. */
+static void serialized(int provided, int in_main)
+{
+    int q = -1;
+    CHECK(provided == MPI_THREAD_SERIALIZED);
+    MPI_Query_thread(&q);
+    CHECK(q == MPI_THREAD_SERIALIZED);
+    pp p;
+    pp_init(&p, ROUNDS, MPI_COMM_WORLD);
+    p.in_main = in_main;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (in_main) {
+        pingpong(&p);
+    } else {
+        pthread_t t;
+        start(&t, pingpong, &p);
+        pthread_join(t, NULL);
+    }
+    report("serialized", p.t_end, -1, -1);
+}
+
 /* One thread only: a fixed sequence of calls, its times. */
 static void single(void)
 {
@@ -519,7 +544,9 @@ int main(int argc, char **argv)
     if (argc > 2 && !strcmp(argv[2], "init"))
         MPI_Init(&argc, &argv);
     else
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        MPI_Init_thread(&argc, &argv,
+                        strcmp(mode, "serialized") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED,
+                        &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size % 2) {
@@ -531,6 +558,8 @@ int main(int argc, char **argv)
     peer = rank ^ 1;
     if (!strcmp(mode, "single")) {
         single();
+    } else if (!strcmp(mode, "serialized")) {
+        serialized(provided, argc > 2 && !strcmp(argv[2], "main"));
     } else if (!strcmp(mode, "lazy")) {
         scenario_lazy();
     } else if (!strcmp(mode, "many")) {

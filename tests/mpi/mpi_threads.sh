@@ -11,6 +11,8 @@
 #           through host staging) while main waits: every byte, twice alike
 #   single  one thread after MPI_Init_thread(MPI_THREAD_MULTIPLE) and after
 #           MPI_Init: the same simulated times, to the ps
+#   serialized  MPI_THREAD_SERIALIZED granted; a helper's ping-pong while
+#           main sleeps in pthread_join times as main's own, to the ps
 #   lazy    threads that take their lane in their first MPI call (made by
 #           libc's pthread_create, as a library's threads) while main waits
 #           in MPI_Recv alone in the layer: data right, three runs, no hang
@@ -77,6 +79,17 @@ single)
     cmp -s "$TMP/multiple" "$TMP/out" ||
         fail "MPI_THREAD_MULTIPLE by one thread times differently from MPI_Init: $(diff "$TMP/multiple" "$TMP/out")"
     expect_clean ;;
+serialized)
+    for who in helper main; do
+        run -n 2 --timeout 60 -- "$BIN/mpi_threads" serialized $who
+        expect_rc 0
+        expect_out "checks passed on 2 ranks"
+        expect_out "serialized: rank 1 main"
+        expect_clean
+        cp "$TMP/out" "$TMP/ser_$who"
+    done
+    cmp -s "$TMP/ser_helper" "$TMP/ser_main" ||
+        fail "a helper's calls time differently from main's: $(diff "$TMP/ser_helper" "$TMP/ser_main")" ;;
 lazy)
     for i in 1 2 3; do
         run -n 2 --timeout 60 -- "$BIN/mpi_threads" lazy
