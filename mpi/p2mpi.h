@@ -13,7 +13,10 @@
  * The units, each using only those listed before it (its header says what it
  * offers to the units above it):
  *   p2mpi_core.c        the rank's state E; the clock, the bracket of an MPI
- *                       call, errors; the communicator table
+ *                       call (with its lock under MPI_THREAD_MULTIPLE),
+ *                       errors; the communicator table
+ *   p2mpi_pthread.c     the program's pthread calls handed to the runtime
+ *                       under MPI_THREAD_MULTIPLE (the layer is preloaded)
  *   p2mpi_coro.c        coroutines (a function that yields where it would block)
  *   p2mpi_datatype.c    datatypes: sizes, packing, local copies
  *   p2mpi_gpu.c         GPU buffers: staging costs, the copy engines' timed events
@@ -48,12 +51,16 @@
  * the MPI calls only, so a program's own symbol of the same name never
  * stands in for one of the layer's.
  *
- * Single-threaded: MPI_Init_thread grants at most MPI_THREAD_FUNNELED.
+ * Threads: MPI_Init_thread grants the level asked for. Under
+ * MPI_THREAD_MULTIPLE every call holds the rank's lock in the simulator
+ * (p2mpi_core.c, "Threads"), so one thread at a time runs in the layer, in
+ * simulated-time order; a call's blocking wait lets the others in.
  */
 #ifndef P2MPI_H
 #define P2MPI_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -145,10 +152,19 @@ typedef struct pm_state {
      * writes), set at the first window */
     void (*rma_arrived)(const void *hdr, const uint8_t *data);
     void (*rma_completed)(const void *cqe);
+    /* The collective running now is on the GPU path (p2mpi_coll_base.c) */
+    int coll_gpu_path;
     const char *call;
     char what[80];
     uint64_t call_start;
     int depth;
+    /* Threads (p2mpi_core.c): the level MPI_Init_thread granted; under
+     * MPI_THREAD_MULTIPLE (multi) calls take the rank's lock; the thread
+     * that initialised MPI (MPI_Is_thread_main); a check that the lock
+     * keeps one thread at a time in the layer */
+    int thread_level, multi;
+    pthread_t main_thread;
+    int inside;
 } pm_state;
 
 extern pm_state E;

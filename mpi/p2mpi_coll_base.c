@@ -45,36 +45,37 @@ int dense(MPI_Datatype t)
  * are fitted to GPU-buffer figures; no published host-buffer collective
  * pins them there, so host-buffer collectives keep the point-to-point
  * costs alone. */
-static int gpu_path;
+/* (E.coll_gpu_path: in the rank's state, so that a thread's call keeps it
+ * across a wait in which another thread's call runs, p2mpi_core.c) */
 
 void gpu_path_begin(int gpu)
 {
-    if (gpu && !gpu_path) {
-        gpu_path = 1;
+    if (gpu && !E.coll_gpu_path) {
+        E.coll_gpu_path = 1;
         pm_coll_call_cost();
     }
 }
 
 /* The end of every collective call (END). */
-void gpu_path_end(void) { gpu_path = 0; }
+void gpu_path_end(void) { E.coll_gpu_path = 0; }
 
 int pm_coll_gpu_path_swap(int v)
 {
-    int was = gpu_path;
-    gpu_path = v;
+    int was = E.coll_gpu_path;
+    E.coll_gpu_path = v;
     return was;
 }
 
 void c_send(const void *b, int n, MPI_Datatype t, int dest, int tag, pm_comm *c, int coll)
 {
-    if (gpu_path)
+    if (E.coll_gpu_path)
         pm_coll_step_cost();
     pm_send(b, n, t, dest, tag, c, coll);
 }
 void c_recv(void *b, int n, MPI_Datatype t, int src, int tag, pm_comm *c, int coll,
             MPI_Status *st)
 {
-    if (gpu_path)
+    if (E.coll_gpu_path)
         pm_coll_step_cost();
     pm_recv(b, n, t, src, tag, c, coll, st);
 }
@@ -82,13 +83,13 @@ void c_sendrecv(const void *sb, int sn, MPI_Datatype st, int dest, int stag, voi
                 int rn, MPI_Datatype rt, int src, int rtag, pm_comm *c, int coll,
                 MPI_Status *status)
 {
-    if (gpu_path)
+    if (E.coll_gpu_path)
         pm_coll_step_cost();
     pm_sendrecv(sb, sn, st, dest, stag, rb, rn, rt, src, rtag, c, coll, status);
 }
 void c_waitall(int n, MPI_Request r[], MPI_Status sts[])
 {
-    if (gpu_path)
+    if (E.coll_gpu_path)
         pm_coll_step_cost();
     pm_waitall(n, r, sts);
 }
@@ -98,7 +99,7 @@ void c_waitall(int n, MPI_Request r[], MPI_Status sts[])
  * assume). */
 void c_reduce_local(const void *in, void *inout, int count, MPI_Datatype t, MPI_Op op)
 {
-    if (gpu_path)
+    if (E.coll_gpu_path)
         pm_charge_reduce(pm_type_size(t) * (size_t)(count > 0 ? count : 0));
     PMPI_Reduce_local(in, inout, count, t, op);
 }

@@ -14,6 +14,25 @@
  * diagnosis, and the layer's per-call cost. pm_leave ends it. */
 void pm_enter(const char *call);
 void pm_leave(void);
+/* MPI_THREAD_MULTIPLE: a blocking wait gives the rank's lock back while it
+ * waits for the simulator, so that another thread's call, which the awaited
+ * message may need, can run meanwhile (p2mpi_core.c, "Threads"). The
+ * call's own state is kept aside and back again: pm_let_others_in returns
+ * 0 (and keeps nothing) when this thread holds no lock, else
+ * pm_take_back(s) must follow, and the layer's state may have moved in
+ * between. */
+typedef struct pm_call_state {
+    const char *call;
+    char what[80];
+    uint64_t call_start;
+    int depth, coll_gpu_path;
+    uint32_t coll_ctx_bits;
+} pm_call_state;
+int pm_let_others_in(pm_call_state *s);
+void pm_take_back(const pm_call_state *s);
+/* The channel whose MPI fields name what the calling thread waits for (its
+ * lane's under MPI_THREAD_SERIALIZED and MULTIPLE, the rank's otherwise). */
+p2_job_rank *pm_wait_channel(void);
 /* Ends the job unless MPI_Init has run and MPI_Finalize has not. */
 void pm_need_init(const char *call);
 /* Charges `ps` to the rank's clock. */

@@ -61,7 +61,7 @@ uint8_t *pm_send_slot(int i) { return E.base + E.send_off + (uint64_t)i * E.slot
 void pm_post(ib_wqe *w, int wdest)
 {
     while (E.sq_posted - E.sq_done >= SQ_ENTRIES)
-        pm_progress(1); /* the HCA frees entries as it completes them */
+        pm_progress(PM_WAIT); /* the HCA frees entries as it completes them */
     w->flags = IB_WQE_SIGNALED;
     w->dest_node = (uint16_t)E.rt->job->rank_node[wdest];
     memcpy(E.base + E.sq_off + IB_WQE_SIZE * (E.sq_posted % SQ_ENTRIES), w, sizeof *w);
@@ -99,7 +99,7 @@ static void post_recvs(const int *slots, int n)
 int pm_take_send_slot(void)
 {
     while (E.nsend_free == 0)
-        pm_progress(1);
+        pm_progress(PM_WAIT);
     return E.send_free[--E.nsend_free];
 }
 
@@ -432,7 +432,10 @@ static int run_due_event(void)
 
 /* Handles the next completion or timed event. block: wait for one (the
  * rank's clock jumps to when the completion was written, or to the event);
- * else only one there at the rank's time. */
+ * else only one there at the rank's time. PM_WAIT_OPEN lets the rank's other
+ * threads' calls in while it waits (MPI_THREAD_MULTIPLE, p2mpi_core.c): one
+ * of them may take the completion first, and then this returns 1 having
+ * handled nothing, for the caller to look again. */
 int pm_progress(int block)
 {
     if (run_due_event()) {
@@ -442,18 +445,32 @@ int pm_progress(int block)
     uint64_t i = E.cq_seen;
     volatile uint64_t *word =
         (volatile uint64_t *)(E.base + E.cq_off + IB_CQE_SIZE * (i % CQ_ENTRIES));
-    if (block && E.chan) {
-        snprintf(E.chan->mpi_wait, sizeof E.chan->mpi_wait, "%.24s%s%.54s", E.call ? E.call : "MPI",
+    p2_job_rank *ch = block && E.chan ? pm_wait_channel() : NULL;
+    if (ch) {
+        snprintf(ch->mpi_wait, sizeof ch->mpi_wait, "%.24s%s%.54s", E.call ? E.call : "MPI",
                  E.what[0] ? " " : "", E.what);
-        p2_st_sc(&E.chan->mpi_since_ps, E.call_start);
+        p2_st_sc(&ch->mpi_since_ps, E.call_start);
     }
     uint64_t serial = (uint64_t)ib_cqe_serial(i) << 32;
+    int deadline = block && E.nev;
+    uint64_t until = deadline ? E.ev[0].t : 0;
+    pm_call_state call;
+    int open = block == PM_WAIT_OPEN && pm_let_others_in(&call);
     p2_wait_result w =
-        block && E.nev
-            ? (p2_wait_result)p2_rt_wait_mem_until(E.rt, word, IB_CQE_SERIAL_MASK, serial, E.ev[0].t)
-            : E.dev->ops->wait_mem(E.dev, word, IB_CQE_SERIAL_MASK, serial, block);
-    if (block && E.chan)
-        E.chan->mpi_wait[0] = '\0';
+        deadline ? (p2_wait_result)p2_rt_wait_mem_until(E.rt, word, IB_CQE_SERIAL_MASK, serial, until)
+                 : E.dev->ops->wait_mem(E.dev, word, IB_CQE_SERIAL_MASK, serial, block != PM_TEST);
+    if (ch)
+        ch->mpi_wait[0] = '\0';
+    if (open) {
+        pm_take_back(&call);
+        if (w == P2_WAIT_OK && E.cq_seen != i)
+            return 1; /* another thread handled the completion */
+        if (w == P2_WAIT_NOT_YET) {
+            if (run_due_event())
+                E.handled++;
+            return 1; /* the layer may have moved meanwhile: look again */
+        }
+    }
     if (w == P2_WAIT_NOT_YET) {
         if (!block || !run_due_event())
             return 0;

@@ -83,7 +83,15 @@ int pm_matches(const pm_req *r, const pm_hdr *h);
 void pm_deliver(pm_req *r, const pm_hdr *h, const uint8_t *data);
 /* Handles the next completion or timed event. block: wait for one (the
  * rank's clock jumps to when the completion was written, or to the event);
- * else only one there at the rank's time. Returns whether it handled one. */
+ * else only one there at the rank's time. Returns whether it handled one.
+ * PM_WAIT_OPEN: a wait for what a call waits for (a request, a probed
+ * message), which lets the rank's other threads' calls in meanwhile under
+ * MPI_THREAD_MULTIPLE, and then may return 1 having handled nothing (the
+ * caller looks again); PM_WAIT, for the HCA's own resources (an SQ entry,
+ * a send slot), keeps the layer: the HCA frees them by itself. */
+#define PM_TEST 0
+#define PM_WAIT 1
+#define PM_WAIT_OPEN 2
 int pm_progress(int block);
 /* MPI_Init's: the HCA's queues in the top mpi_host_bytes of node memory,
  * the receive slots posted, the predefined communicators. */

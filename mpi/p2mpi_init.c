@@ -2,7 +2,8 @@
  * p2mpi_init.c - start-up and shutdown of the MPI layer: MPI_Init (Open MPI's
  * own, for local work, then the engine), MPI_Finalize (drain, a barrier),
  * MPI_Abort, and the calls that need no message (MPI_Comm_rank, _size,
- * MPI_Wtime, MPI_Wtick). The top unit: it may use every other.
+ * MPI_Wtime, MPI_Wtick, MPI_Query_thread, MPI_Is_thread_main). The top
+ * unit: it may use every other.
  */
 #define _GNU_SOURCE
 #include "p2mpi_nbc.h"
@@ -14,7 +15,17 @@
 
 /* ---- Start-up and shutdown -------------------------------------------------------- */
 
-static int init_common(int *argc, char ***argv, int required, int *provided, int thread)
+/* The thread level MPI_Init_thread grants: the one asked for (README.md,
+ * "Threads"); Open MPI, which serves local work (datatypes, ops) that the
+ * program's threads may call directly, is asked for the same. */
+static int granted(int required)
+{
+    return required < MPI_THREAD_SINGLE     ? MPI_THREAD_SINGLE
+           : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                            : required;
+}
+
+static int init_common(int *argc, char ***argv, int required, int thread)
 {
     pm_enter(thread ? "MPI_Init_thread" : "MPI_Init");
     if (E.inited)
@@ -30,10 +41,8 @@ static int init_common(int *argc, char ***argv, int required, int *provided, int
         saved[i] = v ? strdup(v) : NULL;
         unsetenv(hide[i]);
     }
-    int rc = thread ? PMPI_Init_thread(argc, argv, required < MPI_THREAD_FUNNELED ? required
-                                                                                   : MPI_THREAD_FUNNELED,
-                                       provided)
-                    : PMPI_Init(argc, argv);
+    int level = thread ? granted(required) : MPI_THREAD_SINGLE, ompi_level;
+    int rc = thread ? PMPI_Init_thread(argc, argv, level, &ompi_level) : PMPI_Init(argc, argv);
     for (int i = 0; i < 3; i++)
         if (saved[i]) {
             setenv(hide[i], saved[i], 1);
@@ -43,18 +52,37 @@ static int init_common(int *argc, char ***argv, int required, int *provided, int
         pm_fatal("Open MPI's own initialisation failed (%d)", rc);
     pm_engine_start();
     pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
+    /* From here on, under MPI_THREAD_MULTIPLE, every call takes the rank's
+     * lock (p2mpi_core.c, "Threads"). */
+    E.main_thread = pthread_self();
+    E.multi = level == MPI_THREAD_MULTIPLE;
+    __atomic_store_n(&E.thread_level, level, __ATOMIC_RELEASE); /* p2mpi_pthread.c */
     pm_leave();
     return MPI_SUCCESS;
 }
 
-int MPI_Init(int *argc, char ***argv) { return init_common(argc, argv, 0, NULL, 0); }
+int MPI_Init(int *argc, char ***argv) { return init_common(argc, argv, 0, 0); }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = init_common(argc, argv, required, provided, 1);
+    int rc = init_common(argc, argv, required, 1);
     if (provided)
-        *provided = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
+        *provided = E.thread_level;
     return rc;
+}
+
+int MPI_Query_thread(int *provided)
+{
+    pm_need_init("MPI_Query_thread");
+    *provided = E.thread_level;
+    return MPI_SUCCESS;
+}
+
+int MPI_Is_thread_main(int *flag)
+{
+    pm_need_init("MPI_Is_thread_main");
+    *flag = pthread_equal(pthread_self(), E.main_thread) != 0;
+    return MPI_SUCCESS;
 }
 
 int MPI_Finalize(void)
@@ -66,14 +94,14 @@ int MPI_Finalize(void)
     pm_nbc_drain();
     snprintf(E.what, sizeof E.what, "draining its sends");
     while (E.sq_done < E.sq_posted || E.pending || E.nev)
-        pm_progress(1);
+        pm_progress(PM_WAIT_OPEN);
     /* MPI_Finalize is collective: a barrier, so that no rank sits in Open
      * MPI's own finalize (a wall-clock fence under mpirun) while another
      * still waits for one of its messages in simulated time. */
     E.what[0] = '\0';
     pm_coll_barrier(pm_comm_of(MPI_COMM_WORLD, "MPI_Finalize"));
     while (E.sq_done < E.sq_posted)
-        pm_progress(1);
+        pm_progress(PM_WAIT_OPEN);
     E.finalized = 1;
     pm_leave();
     /* Under mpirun Open MPI's finalize is a wall-clock fence: while this rank

@@ -145,7 +145,7 @@ void pm_nbc_drain(void)
         return;
     run_all();
     while (active) {
-        pm_progress(1);
+        pm_progress(PM_WAIT_OPEN);
         run_all();
     }
 }

@@ -153,14 +153,14 @@ void pm_block(void)
         pm_coro_yield();
         return;
     }
-    pm_progress(1);
+    pm_progress(PM_WAIT_OPEN);
     pm_nbc_run();
 }
 
 void pm_poll(void)
 {
     pm_nbc_run();
-    while (pm_progress(0))
+    while (pm_progress(PM_TEST))
         pm_nbc_run();
 }
 
@@ -267,7 +267,7 @@ pm_unexp *pm_probe(int src, int tag, pm_comm *c, int block)
         for (pm_unexp *u = E.unexp; u; u = u->next)
             if (pm_matches(&key, &u->h))
                 return u;
-        if (!pm_progress(block))
+        if (!pm_progress(block ? PM_WAIT_OPEN : PM_TEST))
             return NULL;
         pm_nbc_run();
     }

@@ -128,7 +128,7 @@ static uint64_t stage_alloc(uint64_t n)
                      "memory, more than is free (%" PRIu64 " of %" PRIu64 " used): raise "
                      "mpi_host_bytes or move less at once",
                      n, tca_arena_used(&E.stage), E.stage.size);
-        pm_progress(1);
+        pm_progress(PM_WAIT); /* operations in flight free it as they complete */
     }
     return off;
 }

@@ -77,9 +77,15 @@ typedef enum p2_chan_op {
     P2_CHAN_GPU_UNREGISTER = 9, /* blocking: end the range registered at window offset a
                                   (answered once the simulator closed its mapping, so
                                   that the rank may cudaFree the memory then) */
-    P2_CHAN_UNPARK = 10        /* posted, no device: lane a of this rank, parked for the
+    P2_CHAN_UNPARK = 10,       /* posted, no device: lane a of this rank, parked for the
                                   b-th time (parked_seq), runs again from this stamp: the
                                   thread posting it woke that lane's thread */
+    P2_CHAN_LOCK = 11,         /* blocking, no device: take the rank's lock a (0, the only
+                                  one: the MPI layer's under MPI_THREAD_MULTIPLE), in (stamp,
+                                  lane) order with the other lanes' requests; answered when
+                                  it is this lane's, at that simulated time */
+    P2_CHAN_UNLOCK = 12        /* posted, no device: give the rank's lock a back at this
+                                  stamp; the next lane waiting for it gets it then */
 } p2_chan_op;
 
 /* P2_CHAN_GPU_REGISTER's data: the CUDA IPC handle of the allocation
@@ -109,7 +115,7 @@ typedef struct p2_chan_gpu_ipc {
 static inline int p2_chan_op_blocks(uint32_t op)
 {
     return op == P2_CHAN_MMIO_READ || op == P2_CHAN_WAIT_REG || op == P2_CHAN_WAIT_MEM ||
-           op == P2_CHAN_GPU_REGISTER || op == P2_CHAN_GPU_UNREGISTER;
+           op == P2_CHAN_GPU_REGISTER || op == P2_CHAN_GPU_UNREGISTER || op == P2_CHAN_LOCK;
 }
 
 typedef struct p2_chan_req {

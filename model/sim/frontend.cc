@@ -33,6 +33,7 @@ Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& r
   gpu_ipc_.resize(cluster.nodes());
   const unsigned nranks = static_cast<unsigned>(rank_node.size());
   ranks_.resize(nranks * P2_RANK_LANES);
+  locks_.resize(nranks);
   for (unsigned i = 0; i < ranks_.size(); i++) {
     Rank& r = ranks_[i];
     r.index = i;
@@ -220,6 +221,7 @@ void Frontend::execute(Rank& r, Request& q) {
       return;
     }
     case P2_CHAN_EXIT:
+      give_lock(r, true);
       r.done = true;
       r.done_at = now_ps();
       if (r.lane > 0) p2_st_sc(&r.channel->state, static_cast<uint32_t>(P2_RANK_NEW));  // free
@@ -241,6 +243,12 @@ void Frontend::execute(Rank& r, Request& q) {
     case P2_CHAN_GPU_REGISTER:
     case P2_CHAN_GPU_UNREGISTER:
       start_wait(r, q);
+      return;
+    case P2_CHAN_LOCK:
+      take_lock(r, q);
+      return;
+    case P2_CHAN_UNLOCK:
+      give_lock(r, false);
       return;
     default:
       warn(r, "unknown channel request " + std::to_string(q.op) + "; dropped");
@@ -319,6 +327,38 @@ void Frontend::start_wait(Rank& r, Request& q) {
     answer(r, P2_CHAN_NOT_YET, 0);  // a test, or a deadline already reached: "not yet", now
 }
 
+// The rank's lock (frontend.h). Executed when the model has reached the
+// request's stamp: free, it is this lane's at that time.
+void Frontend::take_lock(Rank& r, Request& q) {
+  r.wait = std::move(q);
+  r.waiting = true;
+  waiting_++;
+  RankLock& l = locks_[r.owner];
+  if (l.holder == kNoLane) {
+    l.holder = r.index;
+    answer(r, P2_CHAN_OK, 0);
+  } else {
+    l.waiters.push_back(r.index);
+  }
+}
+
+void Frontend::give_lock(Rank& r, bool exiting) {
+  RankLock& l = locks_[r.owner];
+  if (l.holder != r.index) {
+    if (!exiting) warn(r, "unlock of its rank's lock, which this thread does not hold; dropped");
+    return;
+  }
+  l.holder = kNoLane;
+  while (!l.waiters.empty()) {
+    Rank& w = ranks_[l.waiters.front()];
+    l.waiters.pop_front();
+    if (!w.waiting || w.wait.op != P2_CHAN_LOCK) continue;  // its process is gone
+    l.holder = w.index;
+    answer(w, P2_CHAN_OK, 0);
+    return;
+  }
+}
+
 bool Frontend::wait_satisfied(Rank& r) {
   const Request& w = r.wait;
   switch (w.op) {
@@ -370,7 +410,7 @@ void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
   // sends from now on is stamped earlier.
   r.answer_floor =
       t + (r.wait.op == P2_CHAN_MMIO_READ || r.wait.op == P2_CHAN_GPU_REGISTER ||
-                   r.wait.op == P2_CHAN_GPU_UNREGISTER
+                   r.wait.op == P2_CHAN_GPU_UNREGISTER || r.wait.op == P2_CHAN_LOCK
                ? 0
                : poll_detect_ps_);
   // Its published CPU offset predates the wait; it republishes after resuming.

@@ -35,6 +35,14 @@
 // nothing back until the waker's UNPARK, stamped with the waker's clock, has
 // executed; from then on it runs from that time.
 //
+// The rank's lock (P2_CHAN_LOCK / UNLOCK: the MPI layer's, which its
+// threads take around each MPI call under MPI_THREAD_MULTIPLE, mpi/README.md
+// "Threads"): a LOCK executes, in (time, rank) order with every other
+// request, and the lane gets the lock at once if it is free, else it waits
+// (blocked: it holds nothing back) until the holder's UNLOCK executes, and
+// gets it at that time; waiters get it in the order their LOCKs executed. A
+// lane that exits gives back the lock it holds.
+//
 // Deadlock: no rank running, nothing queued and no model activity pending while
 // some rank waits: every wait is printed and run() returns kDeadlockStatus.
 // Stall: ranks running but sending nothing while the model has work that
@@ -172,6 +180,10 @@ class Frontend {
   void settle();
 
   void execute(Rank& r, Request& q);
+  // The rank's lock: a LOCK executes; an UNLOCK (or the holder's EXIT) gives it
+  // to the next waiter.
+  void take_lock(Rank& r, Request& q);
+  void give_lock(Rank& r, bool exiting);
   void start_wait(Rank& r, Request& q);
   bool wait_satisfied(Rank& r);
   void answer(Rank& r, int32_t status, uint64_t value);
@@ -207,6 +219,14 @@ class Frontend {
   // Per node: its GPU window ranges backed by real GPU memory (the real CUDA
   // path), created by the first registration.
   std::vector<std::unique_ptr<CudaIpcMemory>> gpu_ipc_;
+  // Per rank: the lane holding its lock (an index into ranks_, or kNoLane),
+  // and the lanes waiting for it, in the order their LOCKs executed.
+  static constexpr unsigned kNoLane = ~0u;
+  struct RankLock {
+    unsigned holder = kNoLane;
+    std::deque<unsigned> waiters;
+  };
+  std::vector<RankLock> locks_;
   unsigned waiting_ = 0;        // ranks with an executed, unanswered request
   uint32_t lanes_taken_ = 0;    // job->lanes_taken when thread lanes were last looked for
   bool answered_ = false;       // an answer was given in the current instant

@@ -57,6 +57,13 @@ bool Frontend::admit(Rank& r, Request& q, uint64_t index) {
     case P2_CHAN_GPU_REGISTER:
     case P2_CHAN_GPU_UNREGISTER:
       break;
+    case P2_CHAN_LOCK:
+    case P2_CHAN_UNLOCK:
+      if (q.a != 0) {
+        fault(r, of("lock (a)"), "is " + std::to_string(q.a) + "; a rank has one lock, 0");
+        return false;
+      }
+      break;
     case P2_CHAN_UNPARK:
       if (q.a >= P2_RANK_LANES) {
         fault(r, of("lane (a)"), "is " + std::to_string(q.a) + "; a rank has " +

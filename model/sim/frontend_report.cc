@@ -102,6 +102,12 @@ std::string Frontend::describe_wait(const Rank& r) const {
         s << " (now " << hex(v) << ")";
       return s.str();
     }
+    case P2_CHAN_LOCK: {
+      unsigned h = locks_[r.owner].holder;
+      s << "its rank's MPI lock";
+      if (h != kNoLane) s << " (held by " << name(ranks_[h]) << ")";
+      return s.str();
+    }
     case P2_CHAN_MMIO_READ:
       if (!dev) break;
       s << "the answer to a read of " << dev->kind() << " register " << dev->describe(w.bar, w.a);

@@ -6,6 +6,7 @@
  *   stamp-back    a request stamped before its predecessor
  *   head          req_head a million requests ahead
  *   op            an unknown operation
+ *   lock          a LOCK of a lock the rank does not have
  *   len           a store claiming more bytes than a request carries
  *   clock         a published clock past the limit
  *   truncate-job  the job segment cut to one page
@@ -76,6 +77,10 @@ int main(int argc, char **argv)
         p2_job_ring(rt->job);
     } else if (strcmp(mode, "op") == 0) {
         q.op = 99;
+        push(rt, &q);
+    } else if (strcmp(mode, "lock") == 0) {
+        q.op = P2_CHAN_LOCK;
+        q.a = 5;
         push(rt, &q);
     } else if (strcmp(mode, "len") == 0) {
         q.op = P2_CHAN_BAR_WRITE;

@@ -82,6 +82,8 @@ hostile_head)
     hostile head "req_head is 1000000 with 0 requests consumed" ;;
 hostile_op)
     hostile op "op of request 0 (op 99) is no channel operation" ;;
+hostile_lock)
+    hostile lock "lock (a) of request 0 (op 11) is 5; a rank has one lock, 0" ;;
 hostile_len)
     hostile len "len of request 0 is 1073741824 bytes; a request carries 448" ;;
 hostile_clock)

@@ -18,6 +18,7 @@
 #ifndef P2_RT_H
 #define P2_RT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/time.h>
@@ -88,6 +89,35 @@ int p2_rt_post(p2_rt *rt, p2_chan_req *req);
 /* Posts a blocking request and waits for its answer; the clock is left as it
  * was (the caller decides what the answer's time costs). Returns 0 or -1. */
 int p2_rt_call(p2_rt *rt, p2_chan_req *req, p2_chan_resp *resp);
+/* The channel of the calling thread's lane (emu/channel.h; a thread that has
+ * none takes one, as any call does), for a layer that names in its fields
+ * what the thread waits for (the MPI layer: p2_job_rank.mpi_wait); NULL when
+ * no lane is free. */
+p2_job_rank *p2_rt_lane_channel(p2_rt *rt);
+/* The rank's threads that have a lane (the thread that attached included):
+ * for a layer that serves one thread at less cost than several (the MPI
+ * layer under MPI_THREAD_MULTIPLE). A thread the program creates has its
+ * lane before pthread_create returns; another takes one at its first call. */
+int p2_rt_lanes_used(p2_rt *rt);
+/* The calling thread is about to sleep until another thread of the rank
+ * lets it go, in a wait no interposed call sees (a layer's own lock): from
+ * p2_rt_sleep_begin to p2_rt_sleep_end its lane is parked and holds no
+ * simulated time back; after, the thread runs no earlier than the model's
+ * time (nobody's wake orders it: host timing decides). No-ops for a thread
+ * without a lane (it holds no time). */
+void p2_rt_sleep_begin(void);
+void p2_rt_sleep_end(void);
+/* The runtime's pthread interposers (lib/src/rt/rt_threads.c: lanes for the
+ * program's threads, parking in pthread_cond_wait and pthread_join), with
+ * the address the call came from, which says whether it is the program's:
+ * for a preloaded layer that puts them ahead of the C library's in a
+ * program that does not link this library (the MPI layer, under
+ * MPI_THREAD_MULTIPLE). */
+int p2_rt_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg,
+                         const void *caller);
+int p2_rt_pthread_join(pthread_t t, void **ret, const void *caller);
+int p2_rt_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const void *caller);
+int p2_rt_pthread_cond_wake(pthread_cond_t *c, int all);
 /* Rings the simulator's doorbell: for a layer that changed a field of its
  * channel the simulator watches (p2_job_rank.in_collective), outside a request. */
 void p2_rt_ring(p2_rt *rt);

@@ -239,6 +239,25 @@ int p2_rt_call(p2_rt *r, p2_chan_req *req, p2_chan_resp *resp)
     return 0;
 }
 
+p2_job_rank *p2_rt_lane_channel(p2_rt *r)
+{
+    FORWARD(lane_channel, r);
+    rt_lane *l = lane(STATE(r));
+    return l ? l->channel : NULL;
+}
+
+int p2_rt_lanes_used(p2_rt *r)
+{
+    FORWARD(lanes_used, r);
+    rt_state *s = STATE(r);
+    pthread_mutex_lock(&s->lock);
+    int n = 0;
+    for (unsigned k = 0; k < P2_RANK_LANES; k++)
+        n += s->lanes[k].used != 0;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
 static int in_memory(const p2_rt_memory *m, const uint8_t *p, uint64_t *bus)
 {
     if (!m->base || p < m->base || p + 8 > m->base + m->size)

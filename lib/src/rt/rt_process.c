@@ -99,7 +99,7 @@ static const rt_table own_table = {
     p2_rt_get,        p2_rt_wtime,      p2_rt_compute,  p2_rt_enter,     p2_rt_leave,
     p2_rt_api_begin,  p2_rt_api_begin_call, p2_rt_api_end, p2_rt_read_clock, p2_rt_clock_ps,
     p2_rt_charge_ps,  p2_rt_advance_to, p2_rt_post,     p2_rt_call,      p2_rt_wait_mem,
-    &p2_rt_threads_own};
+    &p2_rt_threads_own, p2_rt_lane_channel, p2_rt_lanes_used};
 
 /* Under p2run every rank attaches as it starts, before main: the simulator
  * then knows every rank's clock from time 0, even of a rank that calls the

@@ -26,7 +26,7 @@
 #include "rt/rt.h"
 
 /* What a parked lane sleeps on (rt_threads.c) */
-enum { PARK_NONE = 0, PARK_COND = 1, PARK_JOIN = 2 };
+enum { PARK_NONE = 0, PARK_COND = 1, PARK_JOIN = 2, PARK_SLEEP = 3 };
 
 /* One channel of the rank (emu/channel.h, "lanes"): lane 0 is the thread
  * that attached, before main; every further program thread that uses the
@@ -81,6 +81,7 @@ typedef struct p2_rt_threads {
     int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *, const void *caller);
     int (*cond_wake)(pthread_cond_t *, int all);
     int (*join)(pthread_t, void **, const void *caller);
+    void (*sleep)(int begin); /* p2_rt_sleep_begin (1), p2_rt_sleep_end (0) */
 } p2_rt_threads;
 
 /* The owning copy's functions, which a second copy forwards to (rt_process.c). */
@@ -101,6 +102,8 @@ typedef struct rt_table {
     int (*call)(p2_rt *, p2_chan_req *, p2_chan_resp *);
     int (*wait_mem)(p2_rt *, const volatile uint64_t *, uint64_t, uint64_t, int);
     const p2_rt_threads *threads;
+    p2_job_rank *(*lane_channel)(p2_rt *);
+    int (*lanes_used)(p2_rt *);
 } rt_table;
 
 /* rt_lanes.c */

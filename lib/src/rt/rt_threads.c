@@ -14,6 +14,9 @@
  *   pthread_cond_wait      parks until pthread_cond_signal/broadcast on the
  *                          same condition variable by another lane's thread;
  *   pthread_join           parks until the joined thread ends.
+ * A layer that makes a thread sleep in a wait of its own (the MPI layer's
+ * lock) parks it with p2_rt_sleep_begin; nobody's wake orders its end
+ * (p2_rt_sleep_end), as after a recheck below.
  * The waking thread posts P2_CHAN_UNPARK for the parked lane on its own lane,
  * stamped with its own clock, and the woken thread's clock becomes at least
  * that: the wake is ordered in virtual time as it was caused, so runs give the
@@ -53,11 +56,17 @@
  * wakes one, every parked waiter is told) then ends as a spurious one. */
 #define PARK_RECHECK_NS 20000000L
 
-/* Threads that ended, for a join that comes after: their final clocks. */
+/* Threads that ended, for a join that comes after: their final clocks, and
+ * the lane and its claim count (lane_claims) they ran on. The C library
+ * reuses a pthread_t once its thread is joined (or, detached, has ended): a
+ * join forgets the record it used, and a creator forgets any record of the
+ * new thread's pthread_t that another lane session left (forget_exits_locked). */
 #define EXITS_KEPT 32
 static struct {
     pthread_t thread;
     uint64_t clock_ps;
+    const rt_lane *lane;
+    uint32_t claims;
     int valid;
 } exits[EXITS_KEPT];
 static unsigned exits_next;
@@ -172,6 +181,8 @@ void rt_thread_exit(void *arg)
     pthread_mutex_lock(&s->lock);
     exits[exits_next % EXITS_KEPT].thread = l->thread;
     exits[exits_next % EXITS_KEPT].clock_ps = l->clock_ps;
+    exits[exits_next % EXITS_KEPT].lane = l;
+    exits[exits_next % EXITS_KEPT].claims = p2_ld(&l->channel->lane_claims);
     exits[exits_next % EXITS_KEPT].valid = 1;
     exits_next++;
     wake_locked(s, PARK_JOIN, (const void *)l->thread, l);
@@ -184,6 +195,17 @@ void rt_thread_exit(void *arg)
     pthread_mutex_unlock(&s->lock);
     p2_job_ring(s->job);
     tl_lane = mine == l ? NULL : mine;
+}
+
+/* Forgets the records of `t` other than of its run on lane `keep` (NULL:
+ * every record), under rt.lock. */
+static void forget_exits_locked(pthread_t t, const rt_lane *keep)
+{
+    for (unsigned i = 0; i < EXITS_KEPT; i++)
+        if (exits[i].valid && pthread_equal(exits[i].thread, t) &&
+            (!keep || exits[i].lane != keep ||
+             exits[i].claims != p2_ld(&keep->channel->lane_claims)))
+            exits[i].valid = 0;
 }
 
 /* The final clock of `t` if it ended (0 and *found = 0 if not). */
@@ -257,7 +279,12 @@ static int own_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void
     if (r != 0) {
         free(st);
         rt_thread_exit(l);
+        return r;
     }
+    /* *t may be an ended thread's: its record is not this thread's end */
+    pthread_mutex_lock(&s->lock);
+    forget_exits_locked(*t, l);
+    pthread_mutex_unlock(&s->lock);
     return r;
 }
 
@@ -318,10 +345,31 @@ static int own_join(pthread_t t, void **ret, const void *caller)
         unpark(s, l);
     else if (final > l->clock_ps)
         l->clock_ps = final;
+    pthread_mutex_lock(&s->lock);
+    forget_exits_locked(t, NULL); /* t may name another thread from now on */
+    pthread_mutex_unlock(&s->lock);
     return r;
 }
 
-const p2_rt_threads p2_rt_threads_own = {own_create, own_cond_wait, own_cond_wake, own_join};
+/* p2_rt_sleep_begin / _end (rt.h): a wait of a layer's own, which nobody
+ * wakes through the runtime. */
+static void own_sleep(int begin)
+{
+    rt_state *s = &rt;
+    rt_lane *l = tl_lane;
+    if (!s->attached || !l || l->exited)
+        return;
+    if (!begin) {
+        rt_unpark_self(s, l); /* not woken: no earlier than the model's time */
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    park_locked(s, l, PARK_SLEEP, NULL);
+    pthread_mutex_unlock(&s->lock);
+}
+
+const p2_rt_threads p2_rt_threads_own = {own_create, own_cond_wait, own_cond_wake, own_join,
+                                         own_sleep};
 
 /* ---- The symbols programs call ----------------------------------------- */
 
@@ -355,3 +403,25 @@ int pthread_join(pthread_t t, void **ret)
 {
     return owner()->join(t, ret, __builtin_return_address(0));
 }
+
+/* The same for a preloaded layer's own pthread_* (rt.h). */
+int p2_rt_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg,
+                         const void *caller)
+{
+    return owner()->create(t, attr, fn, arg, caller);
+}
+
+int p2_rt_pthread_join(pthread_t t, void **ret, const void *caller)
+{
+    return owner()->join(t, ret, caller);
+}
+
+int p2_rt_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, const void *caller)
+{
+    return owner()->cond_wait(c, m, caller);
+}
+
+int p2_rt_pthread_cond_wake(pthread_cond_t *c, int all) { return owner()->cond_wake(c, all); }
+
+void p2_rt_sleep_begin(void) { owner()->sleep(1); }
+void p2_rt_sleep_end(void) { owner()->sleep(0); }
