@@ -22,25 +22,8 @@
 #           diagnosis names the thread and its call, status 3, no hang
 set -u
 CASE=$1 P2RUN=$2 BIN=$3
-TMP=$(mktemp -d /tmp/p2mpi-threads.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
-
-fail() { echo "FAIL [threads $CASE]: $*"; echo "--- stdout"; cat "$TMP/out" 2>/dev/null; echo "--- stderr"; cat "$TMP/err" 2>/dev/null; exit 1; }
-run() {
-    "$P2RUN" "$@" >"$TMP/out" 2>"$TMP/err" &
-    PID=$!
-    wait $PID
-    RC=$?
-}
-expect_rc() { [ "$RC" -eq "$1" ] || fail "status $RC, expected $1"; }
-expect_err() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks: $1"; }
-expect_out() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks: $1"; }
-expect_clean() {
-    local left
-    left=$(ls /dev/shm 2>/dev/null | grep "^p2-$PID-")
-    [ -z "$left" ] || fail "shared memory left behind: $left"
-}
+LABEL="threads $CASE"
+. "$(dirname "$0")/mpi_harness.sh"
 
 case $CASE in
 2 | 4 | 2_tca)
