@@ -46,6 +46,13 @@ case $CASE in
             }
         }' || fail "sub-cluster times at 64 ranks not within 0.2% of one 2x8 torus's: $(paste "$TMP/times64" "$TMP/times16")"
     expect_clean ;;
+tcamini)
+    # TCAMINI with its InfiniBand rail: one network of 8.
+    run -n 8 --timeout 120 --topology "$TOPO/tcamini-ring8-ib.topo" -- "$BIN/machine" 8
+    expect_rc 0
+    expect_out "machine: 8 ranks, 1 sub-cluster of 8 ranks"
+    expect_out "machine: all checks passed"
+    expect_clean ;;
 bad_topology)
     # Two tori that no cable joins, without a `networks` line: refused with
     # the file and what to write.
