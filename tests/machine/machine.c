@@ -8,7 +8,8 @@
  *      q / PER (PER = 16, the argument), -1 out of range; the same as every
  *      rank says of itself (MPI_Allgather);
  *   2. P2_COMM_SUBCLUSTER: its size and this rank's rank in it (the
- *      sub-cluster's ranks in job-rank order);
+ *      sub-cluster's ranks in job-rank order); a communicator made from it
+ *      (p2_comm_create, its even ranks) with an allreduce; it cannot be freed;
  *   3. p2_allreduce (double, sum) and p2_allgather (int) on
  *      P2_COMM_SUBCLUSTER, host and GPU buffers, every element checked; the
  *      four sub-clusters run theirs at the same time;
@@ -134,6 +135,32 @@ static void collectives(const int *members, int n, tcaMemoryKind kind, double t[
     CHECK(tcaFree(all, kind));
 }
 
+/* A communicator made from P2_COMM_SUBCLUSTER (its even ranks), an
+ * allreduce on it, and its release. */
+static void sub_communicator(const int *members, int n)
+{
+    int ranks[P2_COLL_MAX_RANKS], k = 0;
+    for (int i = 0; i < n; i += 2)
+        ranks[k++] = i;
+    p2_comm_t even;
+    CHECK(p2_comm_create(P2_COMM_SUBCLUSTER, ranks, k, &even));
+    const int me = p2_comm_rank(P2_COMM_SUBCLUSTER);
+    EXPECT((even != P2_COMM_NULL) == (me % 2 == 0), "rank %d: in the even ranks' communicator: %d",
+           rank, even != P2_COMM_NULL);
+    if (even != P2_COMM_NULL) {
+        long *v = alloc(2 * sizeof(long), tcaMemoryCPU), want = 0;
+        v[0] = rank;
+        CHECK(p2_allreduce(v, v + 1, 1, TCA_LONG, TCA_OP_SUM, even));
+        for (int i = 0; i < n; i += 2)
+            want += members[i];
+        EXPECT(v[1] == want, "allreduce on the sub-cluster's even ranks: %ld, expected %ld", v[1], want);
+        CHECK(tcaFree(v, tcaMemoryCPU));
+        CHECK(p2_comm_free(&even));
+    }
+    EXPECT(p2_comm_free(&(p2_comm_t){P2_COMM_SUBCLUSTER}) == TCA_ERROR_INVALID_ARGUMENT,
+           "P2_COMM_SUBCLUSTER could be freed");
+}
+
 /* 4 and 5: DMA inside the sub-cluster, and what must fail across. */
 static void point_to_point(const int *members, int n, MPI_Comm sub)
 {
@@ -176,7 +203,9 @@ static void point_to_point(const int *members, int n, MPI_Comm sub)
 
     /* 5: only on a job that spans several sub-clusters. */
     if (size > per) {
-        const int far = (rank + per) % size;
+        /* A rank of another sub-cluster: sub-cluster 0's from the others,
+         * the next one's from sub-cluster 0. */
+        const int far = rank >= per ? rank % per : rank + per < size ? rank + per : per;
         tcaDesc *x = tcaDescNew();
         REQUIRE(x != NULL);
         tcaresult r = tcaDescSetMemcpy(x, &world_dst[far], 0, &hs, 0, DMA_BYTES, tcaDMANotify, SLOT,
@@ -222,6 +251,7 @@ int main(int argc, char **argv)
     double th[2], tg[2];
     collectives(members, n, tcaMemoryCPU, th);
     collectives(members, n, tcaMemoryGPU, tg);
+    sub_communicator(members, n);
     point_to_point(members, n, sub);
 
     /* 6: every rank over InfiniBand. */

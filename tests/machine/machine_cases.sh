@@ -46,6 +46,15 @@ case $CASE in
             }
         }' || fail "sub-cluster times at 64 ranks not within 0.2% of one 2x8 torus's: $(paste "$TMP/times64" "$TMP/times16")"
     expect_clean ;;
+20)
+    # 20 ranks on the 64 nodes: sub-cluster 0 full, sub-cluster 1 with 4
+    # ranks (nodes 16-19), the other nodes idle; the refusals name 2 networks.
+    run -n 20 --timeout 120 --topology "$TOPO/hapacs-tca-64.topo" -- "$BIN/machine" 16
+    expect_rc 0
+    expect_out "machine: all checks passed"
+    expect_err "p2coll: P2_COMM_WORLD: the job's ranks are on 2 PEACH2 networks (sub-clusters)"
+    expect_err "p2tca: rank 19: DMA from node 19 to node 3 refused: node 19 is on PEACH2 sub-cluster 1, node 3 on sub-cluster 0"
+    expect_clean ;;
 tcamini)
     # TCAMINI with its InfiniBand rail: one network of 8.
     run -n 8 --timeout 120 --topology "$TOPO/tcamini-ring8-ib.topo" -- "$BIN/machine" 8
