@@ -1,8 +1,6 @@
 /*
- * p2.c - rank identity, sub-cluster and clock (p2.h), over the rank runtime.
+ * p2.c - rank identity and clock (p2.h), over the rank runtime.
  */
-#include <string.h>
-
 #include "p2.h"
 
 #include "rt/api.h"
@@ -18,22 +16,6 @@ int p2_size(void)
 {
     p2_rt *rt = p2_rt_get();
     return rt ? rt->size : 0;
-}
-
-int p2_subcluster(int rank)
-{
-    p2_rt *rt = p2_rt_get();
-    int node = p2_rt_rank_node(rt, rank);
-    if (node < 0 || node >= P2_JOB_MAX_RANKS)
-        return -1;
-    /* The simulator numbered each device's networks (p2_job.device_network);
-     * PEACH2's are the sub-clusters. */
-    for (unsigned d = 0; d < rt->ndevices; d++)
-        if (strcmp(rt->device[d], "peach2") == 0) {
-            unsigned net = rt->job->device_network[d][node];
-            return net == P2_JOB_NO_NETWORK ? -1 : (int)net;
-        }
-    return -1;
 }
 
 double p2_wtime(void) { return p2_rt_wtime(); }

@@ -6,7 +6,7 @@
  *
  *   1. p2_subcluster of every rank: rank q on node q is on sub-cluster
  *      q / PER (PER = 16, the argument), -1 out of range; the same as every
- *      rank says of itself (MPI_Allgather);
+ *      rank says of itself (MPI_Allgather); its own before tcaInit too;
  *   2. P2_COMM_SUBCLUSTER: its size and this rank's rank in it (the
  *      sub-cluster's ranks in job-rank order); a communicator made from it
  *      (p2_comm_create, its even ranks) with an allreduce; it cannot be freed;
@@ -243,6 +243,9 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     per = argc > 1 ? atoi(argv[1]) : 16;
     REQUIRE(per > 0 && size <= P2_COLL_MAX_RANKS);
+    /* Known before tcaInit. */
+    EXPECT(p2_subcluster(rank) == rank / per, "before tcaInit: p2_subcluster(%d) = %d", rank,
+           p2_subcluster(rank));
     CHECK(tcaInit());
     int members[P2_COLL_MAX_RANKS], n;
     where(members, &n);
