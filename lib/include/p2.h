@@ -30,6 +30,12 @@ double p2_wtime(void);
  * zero or less). A clock pushed past the simulator's limit (about 53 days of
  * simulated time), or a NaN, ends the rank with a message. */
 void p2_compute(double seconds);
+/* The value of the rank parameter `name` (a RANK row of params.def, in its
+ * unit), as this job's parameter file set it; the row's default when the
+ * process was not started by p2run. NaN for a name that is not a rank
+ * parameter. Programs' own cost models read their figures with it, so
+ * `p2run --params` changes them as it changes the library's. */
+double p2_param(const char *name);
 /* Returns when the 64-bit word at `addr` holds `value`. `addr` must be an
  * aligned word of memory from tcaMalloc (host or GPU); in emulation the call
  * blocks until the model writes the value and returns at that simulated time

@@ -5,8 +5,11 @@
  */
 #include "p2.h"
 
+#include <math.h>
 #include <pthread.h>
+#include <string.h>
 
+#include "p2_params.h"
 #include "rt/api.h"
 #include "rt/rt.h"
 
@@ -25,6 +28,19 @@ int p2_size(void)
 double p2_wtime(void) { return p2_rt_wtime(); }
 
 void p2_compute(double seconds) { p2_rt_compute(seconds); }
+
+double p2_param(const char *name)
+{
+    if (!name)
+        return NAN;
+    /* Without p2run there is no job segment: params.def's defaults. */
+    p2_rt *rt = p2_rt_get();
+#define P2_PARAM(pname, def, min, max, unit, scope, layer, meaning, source) \
+    P2_IF_RANK_##scope(if (strcmp(name, #pname) == 0) return rt ? rt->prm.pname : (def);)
+#include "params.def"
+#undef P2_PARAM
+    return NAN;
+}
 
 static int in_region(const volatile uint64_t *addr, const p2_rt_memory *m)
 {

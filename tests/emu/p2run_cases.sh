@@ -110,6 +110,22 @@ compute_big)
     expect_rc 1
     expect_err "p2: rank 0: p2_compute(1e+07 s) takes the rank's clock past the latest simulated time a rank may reach (4611686 s); ending the rank"
     expect_clean ;;
+params_read)
+    # p2_param (p2.h): the job's value of a rank parameter, a parameter
+    # file's where one sets it, the default without p2run, NaN for a name
+    # that is no rank parameter (a model parameter is not one).
+    P=$TMP/p.params
+    printf 'gpu_mem_gbps = 250\n' >"$P"
+    run -n 2 --timeout 30 --params "$P" -- "$BIN/emu_compute" param gpu_mem_gbps gpu_dp_gflops
+    expect_rc 0
+    [ "$(grep -c '^gpu_mem_gbps = 250$' "$TMP/out")" = 2 ] || fail "both ranks should read gpu_mem_gbps = 250"
+    expect_out "gpu_dp_gflops = 1100"
+    "$BIN/emu_compute" param gpu_mem_gbps no_such_param link_latency_ns >"$TMP/out" 2>/dev/null ||
+        fail "emu_compute param without p2run failed"
+    expect_out "gpu_mem_gbps = 180"
+    expect_out "no_such_param = nan"
+    expect_out "link_latency_ns = nan"
+    expect_clean ;;
 compute_nan)
     run -n 2 --timeout 30 -- "$BIN/emu_hostile" compute-nan
     expect_rc 1

@@ -84,7 +84,7 @@ std::string topo_error(const std::string& topo_text, const std::string& params_t
 // (p2_params.h) and names the rank-side layer that charges it; the model
 // reads every other one.
 TEST(ParamRanges, EveryParameterNamesItsLayer) {
-  const std::set<std::string> rank_layers = {"RT", "COLL", "FMPL", "CUDA", "MPI"};
+  const std::set<std::string> rank_layers = {"RT", "COLL", "FMPL", "CUDA", "MPI", "APP"};
   for (const ParamInfo& p : param_table()) {
     SCOPED_TRACE(p.name);
     if (p.scope == ParamScope::Rank)
