@@ -24,6 +24,9 @@
  * The notice is 64 bytes of PIO (its seq word last: PIO lands in address
  * order); the chain is built once per destination and stays loaded on its
  * channel while no other send uses it (persistent, as the published code).
+ * Its three descriptors are held in the chip's registers (tcaDMAUseInternal,
+ * "register mode", which TCA programs choose for latency: no descriptor
+ * fetch from host memory); QCOMM_TCA_REGISTERS=0 keeps them in host memory.
  *
  * The progress thread owns every DMAC channel and the notification calls.
  * It and the program's threads share only the queue of started sends, under
@@ -89,6 +92,7 @@ static struct {
     int busy[TCA_DMA_CHANNELS];
     uint64_t chains;
     int sends;
+    int registers;          /* descriptors in the chip's registers (QCOMM_TCA_REGISTERS, default 1) */
 } T;
 
 /* The region: notices [receiver][tag], then flags [sender][tag], "sent"
@@ -139,11 +143,13 @@ static void build_chain(qt_handle *h, const qt_notice *n)
     if (!h->chain)
         qc_fail(call, "out of memory");
     size_t seq = seq_at(mh->peer, mh->tag);
-    check(call, tcaDescSetMemcpy(h->chain, &n->dst, n->dst_offset, &h->buf, 0, mh->nbytes, 0, 0, 0));
+    int mode = T.registers ? tcaDMAUseInternal : 0;
+    check(call, tcaDescSetMemcpy(h->chain, &n->dst, n->dst_offset, &h->buf, 0, mh->nbytes, mode,
+                                 0, 0));
     check(call, tcaDescSetMemcpy(h->chain, &T.regions[mh->peer], flag_at(qc.rank, mh->tag),
-                                 &T.mine, seq, 8, 0, 0, 0));
+                                 &T.mine, seq, 8, mode, 0, 0));
     check(call, tcaDescSetMemcpy(h->chain, &T.mine, sent_at(mh->peer, mh->tag), &T.mine, seq, 8,
-                                 tcaDMANotify, QT_SLOT + h->channel, QT_TAG));
+                                 mode | tcaDMANotify, QT_SLOT + h->channel, QT_TAG));
     h->chain_dst = n->dst;
     h->chain_offset = n->dst_offset;
     h->chain_id = ++T.chains;
@@ -239,6 +245,11 @@ static void tca_init(void)
 {
     const char *call = "comm_init (tca)";
     check(call, tcaInit());
+    const char *registers = getenv("QCOMM_TCA_REGISTERS");
+    if (registers && strcmp(registers, "0") != 0 && strcmp(registers, "1") != 0)
+        qc_fail(call, "QCOMM_TCA_REGISTERS='%s': 1 (descriptors in the chip's registers, "
+                "tcaDMAUseInternal: the default) or 0 (in host memory)", registers);
+    T.registers = !registers || strcmp(registers, "1") == 0;
     T.region_bytes = words_base() + (size_t)3 * qc.size * QCOMM_TAGS * 8u;
     check(call, tcaMalloc((void **)&T.region, T.region_bytes, tcaMemoryCPU));
     memset(T.region, 0, T.region_bytes);

@@ -158,6 +158,8 @@ static void pingpong(const qb_config *c, qcomm_transport t, wl_report *report, u
         uint64_t bad = 0;
         if (pair)
             spent = pp_size(c, bytes, rounds, warmup, send, recv, &bad);
+        else
+            comm_barrier(); /* pp_size's, which every rank joins */
         bad = (uint64_t)qb_sum_over_ranks((double)bad);
         *wrong += rank == c->rank_a ? bad : 0;
         if (report) {
