@@ -291,8 +291,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (configure(&c, size, error, sizeof error) != 0) {
-        if (rank == 0)
-            wl_usage_error(&program, error);
+        wl_usage_error(&program, error); /* every rank: p2run ends the job at the first exit */
         return 2;
     }
     if (c.runs[QCOMM_MPI] || c.runs[QCOMM_MPI_RMA]) {
