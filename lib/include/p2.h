@@ -51,6 +51,25 @@ double p2_param(const char *name);
  * (plus the polling delay). TCA_ERROR_NOT_REGISTERED for other memory,
  * TCA_ERROR_DEVICE when the device or simulator is gone. */
 tcaresult p2_wait_u64(const volatile uint64_t *addr, uint64_t value);
+/* As p2_wait_u64 without blocking: TCA_SUCCESS if the word holds `value` at
+ * this rank's simulated time, TCA_NOT_YET if not (the clock moves by the
+ * call's cost and the polling delay either way, so a loop of tests advances
+ * in simulated time as a CPU spinning on the word does). Same errors. */
+tcaresult p2_test_u64(const volatile uint64_t *addr, uint64_t value);
+
+/* The rank's lock, for a library whose threads share state (a progress
+ * thread and the program's threads): the simulator hands it out in
+ * simulated-time order ((stamp, lane), as it runs every request), so which
+ * thread gets it first, and what it sees there, is the same on every run
+ * whatever the host's scheduling. A free lock is taken at the caller's
+ * clock at no cost; a taken one is waited for (blocked, holding no time
+ * back) until its holder's p2_unlock. Not recursive; hold it for memory
+ * work only (no blocking call inside). It is the lock the MPI layer takes
+ * around its calls under MPI_THREAD_MULTIPLE, so a thread must not call MPI
+ * while holding it. Without p2run: a process mutex. TCA_ERROR_DEVICE when
+ * the simulator is gone. */
+tcaresult p2_lock(void);
+tcaresult p2_unlock(void);
 
 /* Bootstrap exchange for programs without MPI (every rank calls it, the
  * same number of times, with the same `bytes`): all[q * bytes ...] = rank q's
