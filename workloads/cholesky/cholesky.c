@@ -292,9 +292,9 @@ int main(int argc, char **argv)
                        "8-byte message and wake with tcaDMANotify"
                        : "MPI_Isend from the GPU frame / MPI_Irecv into the landing slot, "
                          "over the modelled IB rail");
-        wl_report_meta(rep, "gpu_tiles", "%d frames per rank (%s)", frames,
+        wl_report_meta(rep, "gpu_tiles", "%d frames on rank 0 (%s)", frames,
                        frames < uses ? "bounded: tiles swap with cudaMemcpy"
-                                     : "every tile the rank uses");
+                                     : "every tile it uses");
         wl_report_meta(rep, "policy", "panel tasks first, then fewest tiles not in GPU memory, "
                        "then lowest step; LRU eviction of unpinned frames");
         wl_report_meta(rep, "kernels", "K20X model, efficiency potrf %.2f trsm %.2f syrk %.2f "
