@@ -112,11 +112,11 @@ int main(int argc, char **argv)
     int seed = 1;
     const wl_option own[] = {
         {"-m", WL_OPTION_STRING, &matrix, "MATRIX",
-         "generated matrix of a published shape: nasa2910 s1rmq4m1 smt nd3k nd6k nd12k nd24k "
-         "(default nasa2910)"},
+         "generated matrix of a published shape: nasa2910 (default) s1rmq4m1 smt nd3k nd6k "
+         "nd12k nd24k"},
         {"--mtx", WL_OPTION_STRING, &file, "FILE", "Matrix Market file (coordinate real symmetric)"},
-        {"-t", WL_OPTION_STRING, &transport, "TRANSPORT", "tca, mpi or both (default both)"},
-        {"-s", WL_OPTION_INT, &seed, "SEED", "seed of the generated values (default 1)"},
+        {"-t", WL_OPTION_STRING, &transport, "TRANSPORT", "tca, mpi or both"},
+        {"-s", WL_OPTION_INT, &seed, "SEED", "seed of the generated values"},
         {"--tol", WL_OPTION_STRING, &tol_text, "TOL",
          "convergence check: max|r| <= TOL max|b| (reported; the count stays fixed)"},
     };
@@ -175,9 +175,11 @@ int main(int argc, char **argv)
     int got = file ? cg_read_mtx(file, rank, size, &m, error, sizeof error)
                    : cg_generate(shape, (uint64_t)seed, rank, size, &m, error, sizeof error);
     if (got != 0) {
-        /* Every rank read the same file or shape: every rank stops. */
+        /* Every rank read the same file or shape: every rank stops, once
+         * rank 0 has said why (p2run ends the job at the first rank's exit). */
         if (rank == 0)
             fprintf(stderr, "%s: %s\n", PROGRAM, error);
+        MPI_Barrier(MPI_COMM_WORLD);
         return WL_EXIT_USAGE;
     }
     if (file) {
