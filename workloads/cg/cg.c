@@ -57,7 +57,7 @@ static int usage_failure(const wl_program *program, int rank, const char *messag
 }
 
 /* Runs the CG on one transport and prints its row (rank 0). */
-static int run_transport(const cg_comm_ops *ops, const cg_csr *m, const cg_kernels *k,
+static int run_transport(const cg_comm_ops *ops, cg_csr *m, const cg_kernels *k,
                          double *p, const char *matrix, const wl_common_options *o, double tol,
                          wl_report *report)
 {
@@ -67,8 +67,19 @@ static int run_transport(const cg_comm_ops *ops, const cg_csr *m, const cg_kerne
         fprintf(stderr, "%s: rank %d: %s: %s\n", PROGRAM, c.rank, ops->name, error);
         return WL_EXIT_FAILURE;
     }
+    /* A transport that lays p out in another order of blocks: the column
+     * indices follow it for the run, then come back. */
+    int identity = 1, inverse[CG_MAX_RANKS];
+    for (int q = 0; q < c.ranks; q++) {
+        identity &= c.slot[q] == q;
+        inverse[c.slot[q]] = q;
+    }
+    if (!identity)
+        cg_csr_remap(m, c.slot);
     cg_result res;
     int status = cg_solve(m, k, &c, o->warmup, o->iterations, tol, &res, error, sizeof error);
+    if (!identity)
+        cg_csr_remap(m, inverse);
     ops->fini(&c);
     if (status != 0) {
         fprintf(stderr, "%s: rank %d: %s on %s: %s\n", PROGRAM, c.rank, ops->name, matrix, error);
@@ -170,6 +181,12 @@ int main(int argc, char **argv)
         snprintf(error, sizeof error, "%d ranks: at most %d", size, CG_MAX_RANKS);
         return usage_failure(&program, rank, error);
     }
+    /* TCA on a job over several PEACH2 sub-clusters: TCA inside them, MPI
+     * between them. */
+    int subclusters = cg_subclusters();
+    for (int t = 0; t < 2; t++)
+        if (ops[t] == &cg_comm_tca && subclusters > 1)
+            ops[t] = &cg_comm_hier;
     cg_csr m;
     const char *name = file ? file : shape->name;
     int got = file ? cg_read_mtx(file, rank, size, &m, error, sizeof error)
@@ -202,8 +219,9 @@ int main(int argc, char **argv)
         wl_report_meta(report, "matrix", "%s: n %lld, nnz %lld%s%s", name, (long long)m.n,
                        (long long)m.nnz, shape ? ", generated: " : ", from the file",
                        shape ? shape->origin : "");
-        wl_report_meta(report, "ranks", "%d, %lld rows each (the allgathered p padded to %lld)",
-                       size, (long long)m.block, (long long)(m.block * size));
+        wl_report_meta(report, "ranks", "%d, %lld rows each (the allgathered p padded to %lld)%s",
+                       size, (long long)m.block, (long long)(m.block * size),
+                       subclusters > 1 ? ", on several PEACH2 sub-clusters" : "");
         wl_report_meta(report, "iterations", "%d timed after %d untimed, from x = 0, b = 1",
                        o.iterations, o.warmup);
         wl_report_meta(report, "rank 0 kernels", "SpMV %.0f B, dot %.0f B, max|r| %.0f B, "
