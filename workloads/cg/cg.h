@@ -51,8 +51,8 @@ struct cg_comm {
 
 extern const cg_comm_ops cg_comm_tca, cg_comm_mpi, cg_comm_hier;
 
-/* The number of PEACH2 sub-clusters the job's ranks are on (1 where the
- * library has no sub-clusters); above 1, TCA runs as cg_comm_hier. */
+/* The number of PEACH2 sub-clusters the job's ranks are on (p2_subcluster);
+ * above 1, TCA runs as cg_comm_hier. */
 int cg_subclusters(void);
 
 /* The K20X kernels of one iteration on this rank's rows (bytes moved and

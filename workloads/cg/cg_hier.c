@@ -35,8 +35,6 @@
 #include "p2coll.h"
 #include "wl_tca.h"
 
-#ifdef P2_COMM_SUBCLUSTER
-
 int cg_subclusters(void)
 {
     int n = 0, seen[CG_MAX_RANKS + 1] = {0};
@@ -154,27 +152,6 @@ static void hier_fini(cg_comm *c)
     c->state = NULL;
 }
 
-#else /* a library without sub-clusters: one PEACH2 network per job */
-
-int cg_subclusters(void) { return 1; }
-
-static int hier_init(cg_comm *c, char *error, size_t error_size)
-{
-    (void)c;
-    snprintf(error, error_size, "this build's TCA library has no sub-clusters (P2_COMM_SUBCLUSTER)");
-    return -1;
-}
-static void hier_barrier(cg_comm *c) { (void)c; }
-static void hier_allgather(cg_comm *c) { (void)c; }
-static double hier_allreduce(cg_comm *c, int which, double local)
-{
-    (void)c;
-    (void)which;
-    return local;
-}
-static void hier_fini(cg_comm *c) { (void)c; }
-
-#endif
 
 const cg_comm_ops cg_comm_hier = {"tca+mpi", hier_init, hier_barrier, hier_allgather,
                                   hier_allreduce, hier_fini};
