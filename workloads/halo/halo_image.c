@@ -219,8 +219,11 @@ static uint64_t img_check(const img_rank *r, int steps)
 
 static int usage_failure(const wl_program *program, const char *message)
 {
-    if (p2_rank() == 0)
-        wl_usage_error(program, message);
+    /* Every rank finds the same fault; rank 0 (or a process p2run did not
+     * start) names it and gives the job its status. */
+    if (p2_rank() > 0)
+        return WL_EXIT_OK;
+    wl_usage_error(program, message);
     return WL_EXIT_USAGE;
 }
 
