@@ -23,6 +23,15 @@ extern "C" {
 int p2_rank(void);
 /* Ranks in the job; 0 when not started by p2run. */
 int p2_size(void);
+/* The PEACH2 network ("sub-cluster") rank `rank`'s node is on: 0, 1, ... in
+ * the order of each network's lowest node (HA-PACS/TCA's 64 nodes, four 2x8
+ * tori: nodes 0-15 are sub-cluster 0, 16-31 sub-cluster 1, ...; a topology
+ * whose cables join every node: 0). TCA DMA and PIO reach only the nodes of
+ * the same sub-cluster (others: TCA_ERROR_UNREACHABLE); between them use
+ * MPI. -1 for a rank outside 0 .. p2_size()-1, a node without a PEACH2
+ * board, or a process not started by p2run. Any time, before tcaInit too,
+ * in MPI programs as well. */
+int p2_subcluster(int rank);
 /* Seconds: the rank's simulated time in emulation (wall-clock time when not
  * started by p2run). */
 double p2_wtime(void);
@@ -49,7 +58,9 @@ tcaresult p2_wait_u64(const volatile uint64_t *addr, uint64_t value);
  * p2_size() * bytes. Runs over the interconnect with PIO into a mailbox that
  * tcaInit reserves at the start of every node's host memory (calls tcaInit
  * itself). Not thread safe. TCA_ERROR_INVALID_ARGUMENT, tcaInit's errors,
- * TCA_ERROR_DEVICE. */
+ * TCA_ERROR_DEVICE; TCA_ERROR_UNREACHABLE on every rank of a job whose ranks
+ * are on several sub-clusters (rank 0 says why on stderr: use MPI, or the
+ * collectives of P2_COMM_SUBCLUSTER, p2coll.h). */
 tcaresult p2_exchange(const void *mine, void *all, size_t bytes);
 /* Returns once every rank has called it: an exchange of 8 bytes. */
 tcaresult p2_exchange_barrier(void);

@@ -3,9 +3,19 @@
  * scatter, gather, reduce, allgather, allreduce) for ranks started by p2run,
  * with the published TCA algorithms (lib/README.md "Collectives"; lib/src/coll/).
  *
- * Communicators. P2_COMM_WORLD is every rank of the job; p2_comm_create makes
- * a sub-communicator from a list of ranks. Ranks passed to collectives
- * (roots) are ranks of the communicator.
+ * Communicators. P2_COMM_WORLD is every rank of the job; P2_COMM_SUBCLUSTER
+ * the job's ranks on this rank's PEACH2 network (p2_subcluster, p2.h), in
+ * job-rank order; p2_comm_create makes a sub-communicator from a list of
+ * ranks. Ranks passed to collectives (roots) are ranks of the communicator.
+ *
+ * Sub-clusters. TCA reaches only the nodes of one PEACH2 network. On a job
+ * whose ranks are on several (HA-PACS/TCA's 64 nodes, four sub-clusters),
+ * every collective on P2_COMM_WORLD, and p2_comm_create from it, returns
+ * TCA_ERROR_UNREACHABLE on every rank (rank 0 says so on stderr): run the
+ * collectives on P2_COMM_SUBCLUSTER (each sub-cluster at the same time, on
+ * its own cables) and combine across sub-clusters with MPI. On a job on one
+ * network P2_COMM_SUBCLUSTER has the same members as P2_COMM_WORLD (another
+ * communicator, with its own mailboxes and plans).
  *
  * Buffers are registered memory of this node: host or GPU memory from
  * tcaMalloc (any address inside an allocation). Other memory is refused with
@@ -108,6 +118,8 @@ extern "C" {
 typedef struct p2_comm *p2_comm_t;
 extern struct p2_comm p2_comm_world;
 #define P2_COMM_WORLD (&p2_comm_world)
+extern struct p2_comm p2_comm_subcluster;
+#define P2_COMM_SUBCLUSTER (&p2_comm_subcluster)
 #define P2_COMM_NULL ((p2_comm_t)0)
 
 #define P2_IN_PLACE ((const void *)-1)
@@ -125,7 +137,7 @@ int p2_comm_size(p2_comm_t comm);
 tcaresult p2_comm_create(p2_comm_t parent, const int *ranks, int n, p2_comm_t *newcomm);
 /* Frees a communicator from p2_comm_create (collective over its ranks);
  * *comm = P2_COMM_NULL. Freeing P2_COMM_NULL is a no-op;
- * P2_COMM_WORLD: TCA_ERROR_INVALID_ARGUMENT. */
+ * P2_COMM_WORLD, P2_COMM_SUBCLUSTER: TCA_ERROR_INVALID_ARGUMENT. */
 tcaresult p2_comm_free(p2_comm_t *comm);
 
 /* ---- Blocking collectives ------------------------------------------------ */

@@ -73,11 +73,13 @@ typedef enum tcaresult {
                                            an index outside it */
     TCA_ERROR_CHANNEL_BUSY = -22,       /* the channel still runs the chain it was started
                                            with (tcaWaitDMAC first) */
+    TCA_ERROR_UNREACHABLE = -23,        /* the node is on another PEACH2 network (sub-cluster):
+                                           no cable path joins them (p2.h, p2_subcluster) */
     /* The most negative status (not a status of its own): every value from
      * TCA_ERROR_LAST to TCA_NOT_YET is one of the above. A new error takes
      * TCA_ERROR_LAST - 1 and becomes TCA_ERROR_LAST; tests/lib/tca_api_test.cc
      * fails if this is not kept in sync. */
-    TCA_ERROR_LAST = TCA_ERROR_CHANNEL_BUSY
+    TCA_ERROR_LAST = TCA_ERROR_UNREACHABLE
 } tcaresult;
 
 /* A static string naming `result`; never NULL, also for unknown values. */

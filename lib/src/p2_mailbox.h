@@ -13,7 +13,10 @@
 #ifndef P2_MAILBOX_H
 #define P2_MAILBOX_H
 
+#include <stddef.h>
+
 #include "peach2_hw.h"
+#include "tca-api.h"
 
 #define P2_MAILBOX_BANKS 2          /* why two suffice: p2_exchange.c */
 #define P2_MAILBOX_SLOT_BYTES 256u  /* one slot: blob + node word + generation word */
@@ -36,5 +39,11 @@ static inline uint64_t p2_mailbox_slot_offset(unsigned bank, unsigned slot)
 {
     return ((uint64_t)bank * P2_MAX_NODES + slot) * P2_MAILBOX_SLOT_BYTES;
 }
+
+/* p2_exchange among the job's ranks on this rank's PEACH2 network only
+ * (p2_subcluster): all[i * bytes] = the blob of the i-th of them in job-rank
+ * order. The exchange P2_COMM_SUBCLUSTER is set up with; on a job on one
+ * network, p2_exchange itself. Errors as p2_exchange's. */
+tcaresult tca_exchange_subcluster(const void *mine, void *all, size_t bytes);
 
 #endif /* P2_MAILBOX_H */

@@ -2,6 +2,7 @@
  * tca_core.c - library state, status strings, memory and handles.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "p2_mailbox.h"
@@ -57,6 +58,9 @@ const char *tcaGetErrorString(tcaresult result)
         return "TCA_ERROR_INVALID_DESC: no such descriptor table, or an index outside it";
     case TCA_ERROR_CHANNEL_BUSY:
         return "TCA_ERROR_CHANNEL_BUSY: the channel is still running a chain (tcaWaitDMAC first)";
+    case TCA_ERROR_UNREACHABLE:
+        return "TCA_ERROR_UNREACHABLE: the node is on another PEACH2 network (sub-cluster); use MPI "
+               "between sub-clusters";
     }
     return "unknown tcaresult";
 }
@@ -367,6 +371,20 @@ tcaresult tca_handle_validate(const tcaHandle *handle, unsigned nnodes)
     if (off < win || off - win > limit || handle->size > limit - (off - win))
         return TCA_ERROR_INVALID_HANDLE;
     return TCA_SUCCESS;
+}
+
+tcaresult tca_node_reachable(const p2_dev *dev, unsigned node, const char *what)
+{
+    if (!dev->network || node >= dev->nnodes || node == dev->node ||
+        dev->network[node] == dev->network[dev->node])
+        return TCA_SUCCESS;
+    fprintf(stderr,
+            "p2tca: rank %d: %s from node %u to node %u refused: node %u is on PEACH2 sub-cluster %u, "
+            "node %u on sub-cluster %u, and no cable joins them (TCA_ERROR_UNREACHABLE; move data "
+            "between sub-clusters with MPI)\n",
+            dev->rank, what, dev->node, node, dev->node, dev->network[dev->node], node,
+            dev->network[node]);
+    return TCA_ERROR_UNREACHABLE;
 }
 
 tcaresult tca_handle_range(const tcaHandle *handle, uint64_t offset, uint64_t extent)

@@ -127,7 +127,10 @@ tcaresult tca_desc_build_here(const tca_transfer *t, p2_desc *desc)
     p2_dev *dev = tca_dev();
     if (!dev)
         return TCA_ERROR_NOT_INITIALIZED;
-    return tca_desc_build(t, dev->node, dev->nnodes, desc);
+    tcaresult r = tca_desc_build(t, dev->node, dev->nnodes, desc);
+    /* A destination on another PEACH2 network: refused here, at the earliest
+     * call that names it (the board would refuse the descriptor too). */
+    return r == TCA_SUCCESS ? tca_node_reachable(dev, t->dst->node, "DMA") : r;
 }
 
 static tcaresult desc_append(tcaDesc *desc, const tca_transfer *t)

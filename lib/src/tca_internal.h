@@ -168,6 +168,11 @@ tcaHandle tca_handle_make(uint64_t pcie_addr, uint64_t size, tcaMemoryKind kind,
  * else TCA_ERROR_INVALID_HANDLE. */
 tcaresult tca_handle_validate(const tcaHandle *handle, unsigned nnodes);
 
+/* TCA_SUCCESS if this node's board reaches `node` (the same PEACH2 network:
+ * p2_dev.network), else TCA_ERROR_UNREACHABLE with a message on stderr
+ * naming `what` ("DMA", "PIO"), both nodes and their sub-clusters. */
+tcaresult tca_node_reachable(const p2_dev *dev, unsigned node, const char *what);
+
 /* TCA_SUCCESS if [offset, offset + extent) lies in the region, else
  * TCA_ERROR_OUT_OF_RANGE. */
 tcaresult tca_handle_range(const tcaHandle *handle, uint64_t offset, uint64_t extent);

@@ -17,7 +17,8 @@ tcaresult tcaSetPIORegion(tcaPIOHandle *pio_handle, const tcaHandle *remote_hand
         return TCA_ERROR_INVALID_ARGUMENT;
     tcaresult r;
     if ((r = tca_handle_validate(remote_handle, dev->nnodes)) != TCA_SUCCESS ||
-        (r = tca_handle_range(remote_handle, offset, size)) != TCA_SUCCESS)
+        (r = tca_handle_range(remote_handle, offset, size)) != TCA_SUCCESS ||
+        (r = tca_node_reachable(dev, remote_handle->node, "PIO")) != TCA_SUCCESS)
         return r;
     if (remote_handle->kind != tcaMemoryCPU)
         return TCA_ERROR_NOT_SUPPORTED;

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763132ULL /* "P2JOBv12" */
+#define P2_JOB_MAGIC 0x50324a4f42763133ULL /* "P2JOBv13" */
 #define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
@@ -102,6 +102,7 @@ typedef struct p2_chan_gpu_ipc {
  * short word the library asks for ("peach2"). */
 #define P2_JOB_MAX_DEVICES 4
 #define P2_DEVICE_NAME_MAX 16
+#define P2_JOB_NO_NETWORK 0xffu /* p2_job.device_network: no such node */
 
 /* p2_chan_req.flags of WAIT_MEM: wait until the condition holds; without it,
  * a test answered at the request's stamp (OK or NOT_YET). With
@@ -252,6 +253,11 @@ typedef struct p2_job {
      * cabled to (255: none) */
     uint8_t route_port[P2_JOB_MAX_RANKS][P2_JOB_MAX_RANKS];
     uint8_t port_peer[P2_JOB_MAX_RANKS][4];
+    /* Which network of each device each node is on: device_network[d][n],
+     * numbered 0.. in the order of each network's lowest node. Several only
+     * for PEACH2, whose topology may cable sub-clusters that are not joined
+     * (topologies/README.md, `networks`); P2_JOB_NO_NETWORK past the nodes */
+    uint8_t device_network[P2_JOB_MAX_DEVICES][P2_JOB_MAX_RANKS];
     /* the simulator's doorbell: rings after every push, attach and exit */
     uint32_t doorbell;
     uint32_t sim_sleeping;

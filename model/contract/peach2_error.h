@@ -21,7 +21,9 @@ extern "C" {
  * destination, before any byte moves, against what it knows of the target:
  * a host or GPU window of an existing node (P2_ERR_DST_UNMAPPED) and, inside
  * it, the memory every node exposes there (host_memory_bytes /
- * gpu_memory_bytes, the same on every node: P2_ERR_DST_RANGE). A failed
+ * gpu_memory_bytes, the same on every node: P2_ERR_DST_RANGE), and that
+ * its routing table reaches the node (a node of another PEACH2 network, which
+ * no cable path joins: P2_ERR_DST_UNREACHABLE). A failed
  * descriptor writes nothing and raises no notification. */
 typedef enum p2_error {
     P2_OK = 0,
@@ -35,10 +37,11 @@ typedef enum p2_error {
     P2_ERR_UNSUPPORTED = 8,    /* a read completed Unsupported Request */
     P2_ERR_COMPLETER_ABORT = 9, /* a read completed Completer Abort */
     P2_ERR_BUSY = 10,          /* start written while the channel was busy */
-    P2_ERR_DST_RANGE = 11      /* destination beyond the target node's exposed memory */
+    P2_ERR_DST_RANGE = 11,     /* destination beyond the target node's exposed memory */
+    P2_ERR_DST_UNREACHABLE = 12 /* destination node on another PEACH2 network (no route) */
 } p2_error;
 
-P2_STATIC_ASSERT(P2_ERR_BUSY == 10 && P2_ERR_DST_RANGE == 11,
+P2_STATIC_ASSERT(P2_ERR_BUSY == 10 && P2_ERR_DST_RANGE == 11 && P2_ERR_DST_UNREACHABLE == 12,
                  "error codes are read from P2_DMA_ERROR: never renumber them");
 
 static inline const char *p2_error_name(p2_error e)
@@ -56,6 +59,7 @@ static inline const char *p2_error_name(p2_error e)
     case P2_ERR_COMPLETER_ABORT: return "read completed with Completer Abort";
     case P2_ERR_BUSY: return "start while the channel was busy";
     case P2_ERR_DST_RANGE: return "destination beyond the target node's exposed memory";
+    case P2_ERR_DST_UNREACHABLE: return "destination node is on another PEACH2 network (no route)";
     }
     return "unknown PEACH2 error";
 }

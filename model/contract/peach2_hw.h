@@ -179,7 +179,12 @@ typedef enum p2_port {
 #define P2_REG_PORT_MODE 0x0020 /* RO: bit p set = port p is a Root Complex */
 
 /* Routing table: entry n names the output port (p2_port) for packets whose
- * destination node is n; the entry for the board's own node is P2_PORT_N. */
+ * destination node is n; the entry for the board's own node is P2_PORT_N.
+ * P2_ROUTE_NONE: node n is on another PEACH2 network (no cable path joins
+ * them); the board refuses packets for it (writes dropped, reads answered
+ * Unsupported Request, DMA descriptors failed with P2_ERR_DST_UNREACHABLE).
+ * Software cannot write it (the entry keeps its value). */
+#define P2_ROUTE_NONE P2_PORT_COUNT
 #define P2_REG_ROUTE_BASE 0x0100
 #define P2_REG_ROUTE(n) (P2_REG_ROUTE_BASE + 8u * (unsigned)(n))
 

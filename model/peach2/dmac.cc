@@ -215,6 +215,9 @@ p2_error Dmac::validate(const p2_desc& d) const {
       p2_addr_window(d.dst) != p2_addr_window(dst_last) || dst_node != dst_last_node ||
       dst_node >= nnodes_)
     return P2_ERR_DST_UNMAPPED;
+  // No cable path to that node (another PEACH2 network): its writes would be
+  // dropped on this board, so the descriptor fails before any byte moves.
+  if (dst_node != node_ && router_.route(dst_node) == P2_ROUTE_NONE) return P2_ERR_DST_UNREACHABLE;
   // Posted writes get no answer: a write past the memory the target exposes
   // would vanish there while the run "succeeds". The DMAC knows the exposed
   // size (the same on every node) and refuses the descriptor instead.

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <iomanip>
+#include <iostream>
 
 #include "peach2/credit_cycle.h"
 #include "peach2/dmac.h"
@@ -118,6 +119,7 @@ uint32_t Peach2Network::path_max_payload(const Topology& topo, const Params& par
   // A write ends on the destination's N link; before that it crosses the
   // cables its route takes.
   uint32_t mps = LinkConfig(params).max_payload;
+  if (routes_[from][to] == kNoRoute) return mps;  // another network: the DMAC refuses it
   std::vector<unsigned> path = route_path(topo, routes_, from, to);
   for (size_t h = 0; h + 1 < path.size(); ++h) {
     const TopoLink* l = topo.link_at(PortRef{path[h], routes_[path[h]][to]});
@@ -153,6 +155,20 @@ Peach2Network::Peach2Network(const Topology& topo, const Params& params, Routing
   }
   for (unsigned i = 0; i < n; ++i)
     for (unsigned d = 0; d < n; ++d) chips_[i]->set_route(d, routes_[i][d]);
+  // A TLP for a node no cable path reaches never leaves its board; say so
+  // once per board, naming both networks (the library refuses such calls
+  // before they get here: lib/README.md, "Sub-clusters").
+  std::vector<unsigned> net = topo.network.size() == n ? topo.network : peach2_networks(topo);
+  for (unsigned i = 0; i < n; ++i)
+    chips_[i]->router().on_unroutable([i, net, told = false](const Tlp& tlp, unsigned dest) mutable {
+      if (told) return;
+      told = true;
+      std::cerr << "p2sim: node " << i << "'s PEACH2 refused a "
+                << (tlp.kind == TlpKind::MemRead ? "read" : "write") << " for node " << dest
+                << ": no cable path (node " << i << " is on PEACH2 network " << net[i] << ", node "
+                << dest << " on network " << net[dest]
+                << "); TCA cannot cross sub-clusters (further ones are counted, not reported)\n";
+    });
 }
 
 Peach2Network::~Peach2Network() = default;

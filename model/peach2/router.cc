@@ -65,11 +65,20 @@ void Router::wake(sc_time at) {
   arbitrate_event_.notify(edge - sc_time_stamp());
 }
 
+Xbar Router::route_to(unsigned dest) const {
+  // A node of another PEACH2 network: nowhere to send it.
+  return routes_[dest] == P2_ROUTE_NONE ? Xbar::Count : xbar_of(routes_[dest]);
+}
+
+unsigned Router::dest_node(const Tlp& tlp) const {
+  return tlp.kind == TlpKind::Completion ? requester_node(tlp.requester) : p2_addr_node(tlp.addr);
+}
+
 Xbar Router::decide(const Tlp& tlp) const {
   if (tlp.kind == TlpKind::Completion) {
     unsigned dest = requester_node(tlp.requester);
     if (dest >= nnodes_) return Xbar::Count;
-    if (dest != node_) return xbar_of(routes_[dest]);
+    if (dest != node_) return route_to(dest);
     switch (requester_function(tlp.requester)) {
       case Function::Dmac: return Xbar::Dmac;
       case Function::Chip: return Xbar::Regs;
@@ -80,7 +89,7 @@ Xbar Router::decide(const Tlp& tlp) const {
   }
   unsigned dest = p2_addr_node(tlp.addr);
   if (dest >= nnodes_) return Xbar::Count;
-  if (dest != node_) return xbar_of(routes_[dest]);
+  if (dest != node_) return route_to(dest);
   switch (p2_addr_window(tlp.addr)) {
     case P2_WIN_HOST:
     case P2_WIN_GPU: return Xbar::N;
@@ -135,6 +144,9 @@ void Router::arbitrate() {
       in.queue.pop_front();
       if (in.link) in.link->release(*tlp);
       if (forward_listener_[i]) forward_listener_[i](*tlp);
+      const unsigned dest = dest_node(*tlp);
+      if (unroutable_ && dest < nnodes_ && dest != node_ && routes_[dest] == P2_ROUTE_NONE)
+        unroutable_(*tlp, dest);
       if (tlp->kind == TlpKind::MemRead)
         answer_unsupported(*tlp);
       else

@@ -61,6 +61,9 @@ class Router : public sc_core::sc_module, public LinkClient {
   void on_forward(Xbar from, std::function<void(const Tlp&)> f) {
     forward_listener_[static_cast<int>(from)] = std::move(f);
   }
+  // Called with each TLP refused because its node has no route (P2_ROUTE_NONE:
+  // another PEACH2 network) before it is dropped or answered.
+  void on_unroutable(std::function<void(const Tlp&, unsigned dest)> f) { unroutable_ = std::move(f); }
   void set_route(unsigned dest, p2_port p) { routes_[dest] = p; }
   p2_port route(unsigned dest) const { return routes_[dest]; }
   const RouterStats& stats() const { return stats_; }
@@ -93,6 +96,9 @@ class Router : public sc_core::sc_module, public LinkClient {
   };
 
   Xbar decide(const Tlp& tlp) const;
+  // The node a TLP is addressed to (a completion: its requester's node).
+  unsigned dest_node(const Tlp& tlp) const;
+  Xbar route_to(unsigned dest) const;
   bool has_room(const Output& out, size_t extra = 0) const;
   size_t bubble(int in, int out) const;
   void arbitrate();
@@ -107,6 +113,7 @@ class Router : public sc_core::sc_module, public LinkClient {
   std::array<Output, kXbarPorts> outputs_;
   std::array<p2_port, P2_MAX_NODES> routes_{};
   std::array<std::function<void(const Tlp&)>, kXbarPorts> forward_listener_;
+  std::function<void(const Tlp&, unsigned)> unroutable_;
   sc_core::sc_event arbitrate_event_, deliver_event_;
   RouterStats stats_;
 };

@@ -268,7 +268,8 @@ int sc_main(int argc, char** argv) {
       const p2::RouteTable routes = p2::build_routes(topo, policy);
       const unsigned nn = std::min<unsigned>(topo.nodes, P2_JOB_MAX_RANKS);
       for (unsigned n = 0; n < nn; n++) {
-        for (unsigned d = 0; d < nn; d++) job->route_port[n][d] = static_cast<uint8_t>(routes[n][d]);
+        for (unsigned d = 0; d < nn; d++)
+          job->route_port[n][d] = routes[n][d] == p2::kNoRoute ? 0xff : static_cast<uint8_t>(routes[n][d]);
         for (unsigned port = P2_PORT_E; port < P2_PORT_COUNT; port++) {
           const p2::PortRef ref{n, static_cast<p2_port>(port)};
           if (const p2::TopoLink* l = topo.link_at(ref))
@@ -279,6 +280,13 @@ int sc_main(int argc, char** argv) {
       std::memset(job->route_port, 0xff, sizeof job->route_port);
       std::memset(job->port_peer, 0xff, sizeof job->port_peer);
     }
+    // Each device's networks: PEACH2's as the cables join the nodes (its
+    // sub-clusters), one network for the others.
+    std::memset(job->device_network, P2_JOB_NO_NETWORK, sizeof job->device_network);
+    for (size_t d = 0; d < topo.devices.size() && d < P2_JOB_MAX_DEVICES; d++)
+      for (unsigned n = 0; n < topo.nodes && n < P2_JOB_MAX_RANKS; n++)
+        job->device_network[d][n] = static_cast<uint8_t>(
+            topo.devices[d].kind == "peach2" && n < topo.network.size() ? topo.network[n] : 0);
     if (!opt.stats.empty()) {
       stats.open(opt.stats);
       if (!stats) throw p2::ConfigError("--stats", 0, "cannot write '" + opt.stats + "': " +

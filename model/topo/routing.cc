@@ -1,6 +1,8 @@
 // routing.cc - minimal-hop routing tables. PEACH2 routes by a fixed table, so
 // among several shortest paths one must be chosen once, deterministically: the
-// policy does that (topologies/README.md, "Routing policies").
+// policy does that (topologies/README.md, "Routing policies"). Each PEACH2
+// network (the nodes the cables join) is routed on its own; between networks
+// the table says kNoRoute.
 #include <stdexcept>
 
 #include "topo/topology.h"
@@ -86,9 +88,12 @@ RouteTable build_routes(const Topology& topo, RoutingPolicy policy) {
     routes[u].fill(P2_PORT_N);
     for (unsigned d = 0; d < topo.nodes; ++d) {
       if (d == u) continue;
-      if (dist[u][d] == kFar)
-        throw std::logic_error("build_routes: node " + std::to_string(d) + " is unreachable from node " +
-                               std::to_string(u) + " in topology '" + topo.name + "'");
+      // Another PEACH2 network: no cable path, so no route; the board
+      // refuses what is sent there (P2_ROUTE_NONE, peach2_hw.h).
+      if (dist[u][d] == kFar) {
+        routes[u][d] = kNoRoute;
+        continue;
+      }
       // Every port one hop closer to d; two cables to the same neighbour
       // (a ring of 2) are two candidates.
       std::vector<p2_port> candidates;
@@ -116,6 +121,9 @@ std::vector<unsigned> route_path(const Topology& topo, const RouteTable& routes,
   std::vector<unsigned> path{from};
   for (unsigned u = from; u != to;) {
     p2_port p = routes[u][to];
+    if (p == kNoRoute)
+      throw std::logic_error("route_path: no route from node " + std::to_string(from) + " to node " +
+                             std::to_string(to) + ": they are on different PEACH2 networks");
     unsigned v = p == P2_PORT_N ? kFar : neighbour(topo, {u, p});
     if (v == kFar)
       throw std::logic_error("route_path: node " + std::to_string(u) + " routes " + std::to_string(to) +

@@ -1,6 +1,7 @@
 // topology.cc - topology files, the torus/ring generators and the checks that
 // keep a cabling physically possible (one RC and one EP per link, one cable
-// per port, every node reachable). Format: topologies/README.md.
+// per port, every node reachable, or the PEACH2 networks a `networks` line
+// declares). Format: topologies/README.md.
 #include "topo/topology.h"
 #include "topo/text.h"
 
@@ -40,6 +41,19 @@ void put_override(Overrides& ov, const std::string& name, const std::string& val
       return;
     }
   ov.emplace_back(name, value);
+}
+
+// "0-15" or "0-3, 8-11": sorted node numbers as ranges, for messages.
+std::string node_ranges(const std::vector<unsigned>& nodes) {
+  std::string out;
+  for (size_t i = 0; i < nodes.size();) {
+    size_t j = i;
+    while (j + 1 < nodes.size() && nodes[j + 1] == nodes[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + std::to_string(nodes[i]);
+    if (j > i) out += "-" + std::to_string(nodes[j]);
+    i = j + 1;
+  }
+  return out;
 }
 
 // Builds a Topology step by step, checking each step; shared by the file
@@ -143,7 +157,12 @@ class Builder {
   }
 
   // Every generated link gets `ov` (cable_m and anything the file added).
-  void torus(unsigned rows, unsigned cols, const Overrides& ov, int line) {
+  // With `at`, the generator's node (r, c) is node at + r*C + c of a cluster
+  // whose node count is already set (several generators then lay out several
+  // PEACH2 networks side by side); without, it is node r*C + c and the
+  // generator sets the node count (or must match it).
+  void torus(unsigned rows, unsigned cols, const Overrides& ov, int line,
+             std::optional<unsigned> at = std::nullopt) {
     if (rows != 1 && rows != 2)
       fail(line, "torus rows must be 1 or 2 (PEACH2 has one S port), not " + std::to_string(rows));
     if (cols < 1) fail(line, "torus needs at least 1 column");
@@ -152,19 +171,42 @@ class Builder {
                                        : "torus " + std::to_string(rows) + "x" + std::to_string(cols);
     if (cols > P2_MAX_NODES || n > P2_MAX_NODES)
       fail(line, what + " has more than " + std::to_string(P2_MAX_NODES) + " nodes");
-    if (!has_nodes())
+    const unsigned base = at.value_or(0);
+    if (at) {
+      if (!has_nodes())
+        fail(line, what + " at=" + std::to_string(base) +
+                       ": give 'nodes N' first (a generator placed with at= does not set the node count)");
+      if (base >= topo_.nodes || n > topo_.nodes - base)
+        fail(line, what + " at=" + std::to_string(base) + " needs nodes " + std::to_string(base) + ".." +
+                       std::to_string(base + n - 1) + ", but 'nodes' on line " + std::to_string(nodes_line_) +
+                       " gives 0.." + std::to_string(topo_.nodes - 1));
+    } else if (!has_nodes()) {
       set_nodes(n, line, "torus");
-    else if (topo_.nodes != n)
+    } else if (topo_.nodes != n) {
       fail(line, what + " has " + std::to_string(n) + " nodes but 'nodes' on line " +
-                     std::to_string(nodes_line_) + " says " + std::to_string(topo_.nodes));
+                     std::to_string(nodes_line_) + " says " + std::to_string(topo_.nodes) +
+                     " (place it with at=FIRST_NODE to lay out several networks)");
+    }
     check_overrides(ov, line);
     for (unsigned r = 0; r < rows; ++r)
       for (unsigned c = 0; c < cols && cols > 1; ++c)
-        add_link({r * cols + c, P2_PORT_E}, {r * cols + (c + 1) % cols, P2_PORT_W}, ov, line);
+        add_link({base + r * cols + c, P2_PORT_E}, {base + r * cols + (c + 1) % cols, P2_PORT_W}, ov, line);
     // Row 0 first so that, with no sport given, its S ports become the RCs.
     if (rows == 2)
-      for (unsigned c = 0; c < cols; ++c) add_link({c, P2_PORT_S}, {cols + c, P2_PORT_S}, ov, line);
+      for (unsigned c = 0; c < cols; ++c)
+        add_link({base + c, P2_PORT_S}, {base + cols + c, P2_PORT_S}, ov, line);
   }
+
+  // `networks K`: the cables join the nodes into K PEACH2 networks.
+  void set_networks(unsigned k, int line) {
+    if (networks_line_)
+      fail(line, "networks is already given on line " + std::to_string(networks_line_));
+    if (k < 1 || k > P2_MAX_NODES)
+      fail(line, "network count " + std::to_string(k) + " out of range (1.." + std::to_string(P2_MAX_NODES) + ")");
+    networks_ = k;
+    networks_line_ = line;
+  }
+  int networks_line() const { return networks_line_; }
 
   void crossbar(unsigned x, unsigned y, int line) {
     if (topo_.xbar_line)
@@ -196,12 +238,37 @@ class Builder {
   }
 
   // `cabled`: the nodes are joined by PEACH2 cables, so each must reach node
-  // 0 over them (a topology of other devices only has none).
+  // 0 over them, or, with a `networks K` line, they form exactly K networks
+  // (a topology of other devices only has none).
   Topology finish(bool cabled = true) {
     if (!has_nodes()) fail(0, "no node count: give 'nodes N' or a generator ('torus R C', 'ring N')");
-    for (unsigned v = 1; v < topo_.nodes && cabled; ++v)
-      if (topo_.hop_distance(0, v) == kUnreachable)
-        fail(0, "node " + std::to_string(v) + " is not connected to node 0");
+    if (!cabled) {
+      if (networks_line_)
+        fail(networks_line_, "'networks' counts PEACH2 networks, but no 'device peach2' line gives the "
+                             "nodes a PEACH2 board");
+      return std::move(topo_);
+    }
+    std::vector<unsigned> net = peach2_networks(topo_);
+    const unsigned count = net.empty() ? 0 : *std::max_element(net.begin(), net.end()) + 1;
+    if (!networks_line_) {
+      for (unsigned v = 1; v < topo_.nodes; ++v)
+        if (net[v] != 0)
+          fail(0, "node " + std::to_string(v) + " is not connected to node 0 (a file whose cables form "
+                  "several PEACH2 networks says how many with 'networks K')");
+    } else if (count != networks_) {
+      std::string list;
+      for (unsigned k = 0; k < count; ++k) {
+        std::vector<unsigned> members;
+        for (unsigned v = 0; v < topo_.nodes; ++v)
+          if (net[v] == k) members.push_back(v);
+        list += (k ? "; " : "") + node_ranges(members);
+      }
+      fail(networks_line_, "the cables form " + std::to_string(count) + " PEACH2 network" +
+                               (count == 1 ? "" : "s") + " (nodes " + list + "), not " +
+                               std::to_string(networks_));
+    }
+    topo_.networks = count;
+    topo_.network = std::move(net);
     return std::move(topo_);
   }
 
@@ -227,6 +294,8 @@ class Builder {
   std::vector<std::array<std::optional<int>, P2_PORT_COUNT>> used_line_;  // line that cabled each port
   std::vector<std::optional<LinkEndKind>> sport_;
   std::vector<int> sport_line_;
+  unsigned networks_ = 1;
+  int networks_line_ = 0;
 };
 
 std::string_view trim(std::string_view s) {
@@ -296,11 +365,16 @@ class Parser {
       arity(w, 2, "nodes N");
       b_.set_nodes(number(w[1], "the node count"), line_, "nodes");
     } else if (d == "torus") {
-      if (w.size() < 3) fail("expected 'torus R C [name=value ...]'");
-      b_.torus(number(w[1], "torus rows"), number(w[2], "torus columns"), cable_overrides(w, 3), line_);
+      if (w.size() < 3) fail("expected 'torus R C [at=NODE] [name=value ...]'");
+      auto at = take_at(w, 3);
+      b_.torus(number(w[1], "torus rows"), number(w[2], "torus columns"), cable_overrides(w, 3), line_, at);
     } else if (d == "ring") {
-      if (w.size() < 2) fail("expected 'ring N [name=value ...]'");
-      b_.torus(1, number(w[1], "the ring size"), cable_overrides(w, 2), line_);
+      if (w.size() < 2) fail("expected 'ring N [at=NODE] [name=value ...]'");
+      auto at = take_at(w, 2);
+      b_.torus(1, number(w[1], "the ring size"), cable_overrides(w, 2), line_, at);
+    } else if (d == "networks") {
+      arity(w, 2, "networks K");
+      b_.set_networks(number(w[1], "the network count"), line_);
     } else if (d == "sport") {
       arity(w, 3, "sport NODE rc|ep");
       unsigned node = number(w[1], "a node");
@@ -329,7 +403,8 @@ class Parser {
       arity(w, 2, "device KIND");
       device(w[1]);
     } else {
-      fail("unknown directive '" + d + "' (name, nodes, torus, ring, sport, link, set, device, crossbar)");
+      fail("unknown directive '" + d +
+           "' (name, nodes, torus, ring, networks, sport, link, set, device, crossbar)");
     }
   }
 
@@ -382,6 +457,22 @@ class Parser {
       put_override(ov, w[i].substr(0, eq), w[i].substr(eq + 1));
     }
     return ov;
+  }
+
+  // A generator's `at=NODE` (where its node 0 goes), taken out of the words
+  // from `from` on so that the rest are the cables' parameters; at most one.
+  std::optional<unsigned> take_at(std::vector<std::string>& w, size_t from) const {
+    std::optional<unsigned> at;
+    for (size_t i = from; i < w.size();) {
+      if (w[i].rfind("at=", 0) != 0) {
+        ++i;
+        continue;
+      }
+      if (at) fail("at= is given twice");
+      at = number(w[i].substr(3), "at= (the generator's first node)");
+      w.erase(w.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    return at;
   }
 
   // Cables default to 1 m unless the line says otherwise.
@@ -444,6 +535,32 @@ unsigned Topology::hop_distance(unsigned from, unsigned to) const {
     }
   }
   return dist[to];
+}
+
+std::vector<unsigned> peach2_networks(const Topology& topo) {
+  constexpr unsigned kNone = ~0u;
+  std::vector<unsigned> net(topo.nodes, kNone);
+  unsigned next = 0;
+  for (unsigned s = 0; s < topo.nodes; ++s) {
+    if (net[s] != kNone) continue;
+    // A breadth-first walk over the cables from the lowest node not yet seen.
+    std::queue<unsigned> q;
+    net[s] = next;
+    q.push(s);
+    while (!q.empty()) {
+      unsigned u = q.front();
+      q.pop();
+      for (const TopoLink& l : topo.links) {
+        unsigned v = l.a.node == u ? l.b.node : l.b.node == u ? l.a.node : kNone;
+        if (v != kNone && v < topo.nodes && net[v] == kNone) {
+          net[v] = next;
+          q.push(v);
+        }
+      }
+    }
+    ++next;
+  }
+  return net;
 }
 
 Topology make_torus(unsigned rows, unsigned cols, double cable_m) {

@@ -50,6 +50,12 @@ struct Topology {
   std::vector<TopoLink> links;
   // port_kind[node][port]: what each port is (N is always an Endpoint).
   std::vector<std::array<LinkEndKind, P2_PORT_COUNT>> port_kind;
+  // The PEACH2 networks ("sub-clusters"): the sets of nodes the cables join,
+  // numbered 0.. in the order of each one's lowest node. network[n] is node
+  // n's; empty for a topology without PEACH2 cabling (no `device peach2`).
+  // A file with several needs a `networks K` line (topologies/README.md).
+  unsigned networks = 0;
+  std::vector<unsigned> network;
 
   const TopoLink* link_at(const PortRef& p) const;  // nullptr if the port is unused
   // The link's parameters: `base` with this link's overrides applied.
@@ -58,6 +64,11 @@ struct Topology {
   // `to` cannot be reached (only possible for a hand-built Topology).
   unsigned hop_distance(unsigned from, unsigned to) const;
 };
+
+// The PEACH2 networks of `topo`'s cables: entry n is node n's network, the
+// networks numbered 0.. in the order of their lowest node (a node without
+// cables is a network of its own).
+std::vector<unsigned> peach2_networks(const Topology& topo);
 
 // Generators. A torus of `rows` rows by `cols` columns: each row is a ring
 // joined E to W; with two rows, each node's S joins its partner in the other
@@ -88,8 +99,10 @@ const char* routing_policy_name(RoutingPolicy p);
 std::vector<RoutingPolicy> all_routing_policies();
 
 // routes[node][dest]: the output port at `node` for packets to `dest`
-// (P2_PORT_N when dest == node). Every path is minimal.
+// (P2_PORT_N when dest == node; kNoRoute when no cable path joins them: dest
+// is on another PEACH2 network). Every path is minimal.
 using RouteTable = std::vector<std::array<p2_port, P2_MAX_NODES>>;
+constexpr p2_port kNoRoute = static_cast<p2_port>(P2_ROUTE_NONE);
 RouteTable build_routes(const Topology& topo, RoutingPolicy policy);
 // The nodes a packet visits from `from` to `to` following the tables.
 std::vector<unsigned> route_path(const Topology& topo, const RouteTable& routes, unsigned from,

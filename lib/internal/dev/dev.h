@@ -56,6 +56,10 @@ struct p2_dev {
     uint64_t host_size;      /*   p2_node_base(node) + P2_HOST_OFFSET + off  */
     uint8_t *gpu_mem;        /* GPU memory (emulated where no GPU):          */
     uint64_t gpu_size;       /*   p2_node_base(node) + P2_GPU_OFFSET + off   */
+    /* network[n]: which of this device's networks node n is on (p2_job.h,
+     * device_network): PEACH2's sub-clusters, whose nodes no cable joins to
+     * another's; NULL: one network joins every node */
+    const uint8_t *network;
     void *priv;              /* backend state */
 };
 

@@ -1,5 +1,6 @@
 /*
- * coll_comm.c - communicators: the world's and p2_comm_create's, each
+ * coll_comm.c - communicators: the world's, the sub-cluster's and
+ * p2_comm_create's, each
  * member's mailbox of registered host memory, and the PIO exchange over the
  * mailboxes (coll_comm_exchange) that every plan agrees through.
  *
@@ -7,13 +8,16 @@
  * model; p2_comm_free, a collective call (a barrier, then the comm's cached
  * plans dropped), is coll_blocking.c's and releases the comm here.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll.h"
 #include "coll_plan.h"
+#include "p2_mailbox.h"
 
 struct p2_comm p2_comm_world;
+struct p2_comm p2_comm_subcluster;
 
 /* ---- Mailbox exchange ----------------------------------------------------- */
 
@@ -61,7 +65,7 @@ static struct p2_comm *live_comms;
 
 static int comm_live(p2_comm_t comm)
 {
-    if (comm == P2_COMM_WORLD)
+    if (comm == P2_COMM_WORLD || comm == P2_COMM_SUBCLUSTER)
         return 1;
     for (const struct p2_comm *c = live_comms; c; c = c->next_live)
         if (c == comm)
@@ -69,25 +73,58 @@ static int comm_live(p2_comm_t comm)
     return 0;
 }
 
+/* Sets up P2_COMM_WORLD or P2_COMM_SUBCLUSTER on first use: the job's
+ * ranks (on this rank's PEACH2 network), their mailboxes' handles exchanged
+ * by PIO. The world of a job spanning several networks cannot be: no PIO or
+ * DMA crosses between them (TCA_ERROR_UNREACHABLE on every rank). */
+static tcaresult predefined_setup(p2_comm_t comm)
+{
+    COLL_TRY(tcaInit());
+    coll_cost_load();
+    int size = p2_size(), me = p2_rank();
+    if (size <= 0 || size > P2_COLL_MAX_RANKS || me < 0 || me >= size)
+        return TCA_ERROR_DEVICE;
+    const int mine = p2_subcluster(me);
+    int n = 0, rank = -1, networks = 1;
+    uint64_t seen = 1;
+    for (int q = 0; q < size; q++) {
+        int sc = p2_subcluster(q);
+        if (sc == mine) {
+            if (q == me)
+                rank = n;
+            comm->world_rank[n++] = q;
+        } else if (sc >= 0 && sc < 64 && !(seen >> sc & 1)) {
+            seen |= 1ull << sc;
+            networks++;
+        }
+    }
+    if (comm == P2_COMM_WORLD && n != size) {
+        static int told;
+        if (me == 0 && !told)
+            fprintf(stderr, "p2coll: P2_COMM_WORLD: the job's ranks are on %d PEACH2 networks "
+                            "(sub-clusters), which no cable joins: TCA_ERROR_UNREACHABLE (run TCA "
+                            "collectives on P2_COMM_SUBCLUSTER, each sub-cluster's ranks, and "
+                            "combine across sub-clusters with MPI)\n", networks);
+        told = 1;
+        return TCA_ERROR_UNREACHABLE;
+    }
+    comm->rank = rank;
+    comm->size = n;
+    COLL_TRY(mailbox_alloc(comm));
+    tcaHandle h;
+    COLL_TRY(tcaCreateHandle(&h, comm->mailbox, COLL_MB_BYTES, tcaMemoryCPU));
+    /* On one network both are the exchange among every rank. */
+    COLL_TRY(comm == P2_COMM_WORLD ? p2_exchange(&h, comm->mailbox_h, sizeof h)
+                                   : tca_exchange_subcluster(&h, comm->mailbox_h, sizeof h));
+    comm->magic = COLL_COMM_MAGIC;
+    comm->ready = 1;
+    return TCA_SUCCESS;
+}
+
 tcaresult coll_comm_get(p2_comm_t comm, p2_comm_t *out)
 {
-    if (comm == P2_COMM_WORLD && !comm->ready) {
-        COLL_TRY(tcaInit());
-        coll_cost_load();
-        int size = p2_size();
-        if (size <= 0 || size > P2_COLL_MAX_RANKS)
-            return TCA_ERROR_DEVICE;
-        comm->rank = p2_rank();
-        comm->size = size;
-        for (int i = 0; i < size; i++)
-            comm->world_rank[i] = i;
-        COLL_TRY(mailbox_alloc(comm));
-        tcaHandle h;
-        COLL_TRY(tcaCreateHandle(&h, comm->mailbox, COLL_MB_BYTES, tcaMemoryCPU));
-        COLL_TRY(p2_exchange(&h, comm->mailbox_h, sizeof h));
-        comm->magic = COLL_COMM_MAGIC;
-        comm->ready = 1;
-    }
+    if ((comm == P2_COMM_WORLD || comm == P2_COMM_SUBCLUSTER) && !comm->ready)
+        COLL_TRY(predefined_setup(comm));
     if (!comm_live(comm) || comm->magic != COLL_COMM_MAGIC || !comm->ready)
         return TCA_ERROR_INVALID_HANDLE;
     *out = comm;
@@ -178,7 +215,7 @@ tcaresult p2_comm_create(p2_comm_t parent, const int *ranks, int n, p2_comm_t *n
 
 tcaresult coll_comm_check_free(p2_comm_t comm)
 {
-    if (comm == P2_COMM_WORLD)
+    if (comm == P2_COMM_WORLD || comm == P2_COMM_SUBCLUSTER)
         return TCA_ERROR_INVALID_ARGUMENT;
     if (!comm_live(comm) || comm->magic != COLL_COMM_MAGIC)
         return TCA_ERROR_INVALID_HANDLE;

@@ -25,6 +25,14 @@
  * node without a rank land in memory nobody reads). Each slot also carries
  * its writer's node, and later exchanges write only to the nodes with ranks.
  *
+ * Sub-clusters. A topology may cable several PEACH2 networks that no cable
+ * joins (HA-PACS/TCA's four 2x8 tori); which network each rank's node is on
+ * the job says (p2_subcluster). On a job spanning several, p2_exchange is
+ * refused (TCA_ERROR_UNREACHABLE: no PIO reaches the other networks), and
+ * tca_exchange_subcluster runs the same exchange among the ranks of this
+ * rank's network only: "every node of the cluster" above is then every node
+ * of the network. On a job on one network the two are the same exchange.
+ *
  * Why two banks are enough. A rank writes bank g%2 again only for
  * generation g+2, which it starts after finishing g+1, that is after it has
  * seen the generation-(g+1) word of every rank q in its own mailbox. Rank q
@@ -41,10 +49,12 @@
  * (a collective). Not thread safe.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "p2.h"
 #include "p2_mailbox.h"
+#include "rt/rt.h"
 #include "tca_internal.h"
 
 /* Where the trailer words of a slot sit. */
@@ -83,33 +93,37 @@ static const uint8_t *own_slot(const p2_dev *dev, unsigned bank, unsigned rank)
     return dev->host_mem + P2_MAILBOX_HOST_OFFSET + p2_mailbox_slot_offset(bank, rank);
 }
 
-tcaresult p2_exchange(const void *mine, void *all, size_t bytes)
+/* Whether node `node` is on this node's PEACH2 network. */
+static int same_network(const p2_dev *dev, unsigned node)
 {
-    P2_API_CALL();
-    tcaresult r = tcaInit();
-    if (r != TCA_SUCCESS)
-        return r;
-    p2_dev *dev = tca_dev();
-    if (!mine || !all || bytes == 0 || bytes > P2_EXCHANGE_MAX_BLOB)
-        return TCA_ERROR_INVALID_ARGUMENT;
-    if (dev->rank < 0 || dev->size <= 0 || dev->size > P2_MAX_NODES || dev->rank >= dev->size)
-        return TCA_ERROR_DEVICE;
+    return !dev->network || dev->network[node] == dev->network[dev->node];
+}
 
+/* The exchange among `members` (job ranks in increasing order, this one
+ * among them): all[i * bytes] = members[i]'s blob. Every member calls it the
+ * same number of times with the same members (the job's ranks, or those of
+ * one sub-cluster: on a job spanning several, only sub-cluster exchanges
+ * run, so each mailbox sees one sequence of generations). */
+static tcaresult exchange_among(p2_dev *dev, const unsigned *members, unsigned count,
+                                const void *mine, void *all, size_t bytes)
+{
+    tcaresult r;
     tca_exchange_state *st = &tca_g.exchange;
     const uint64_t generation = st->generation + 1;
     const unsigned bank = (unsigned)(generation % P2_MAILBOX_BANKS);
-    const unsigned rank = (unsigned)dev->rank, size = (unsigned)dev->size;
+    const unsigned rank = (unsigned)dev->rank;
     const uint64_t trailer[2] = {dev->node, generation};
 
-    /* Phase 1: post to every node that may hold a rank, starting after our
-     * own node so that ranks do not all queue on node 0 first. */
+    /* Phase 1: post to every node that may hold a member (on the first
+     * exchange: every node of this PEACH2 network), starting after our own
+     * node so that ranks do not all queue on node 0 first. */
     uint8_t target[P2_MAX_NODES] = {0};
-    for (unsigned q = 0; q < size; q++)
+    for (unsigned i = 0; i < count; i++)
         if (st->nodes_known)
-            target[st->rank_node[q]] = 1;
+            target[st->rank_node[members[i]]] = 1;
     for (unsigned k = 0; k < dev->nnodes; k++) {
         unsigned node = (dev->node + 1 + k) % dev->nnodes;
-        if (st->nodes_known && !target[node])
+        if ((st->nodes_known && !target[node]) || !same_network(dev, node))
             continue;
         if ((r = post_slot(node, bank, rank, mine, bytes, trailer)) != TCA_SUCCESS)
             return r;
@@ -117,9 +131,9 @@ tcaresult p2_exchange(const void *mine, void *all, size_t bytes)
     if ((r = tcaSendPIOCommit()) != TCA_SUCCESS)
         return r;
 
-    /* Phase 2: every rank's slot in our own mailbox, in rank order. */
-    for (unsigned q = 0; q < size; q++) {
-        const uint8_t *slot = own_slot(dev, bank, q);
+    /* Phase 2: every member's slot in our own mailbox, in rank order. */
+    for (unsigned i = 0; i < count; i++) {
+        const uint8_t *slot = own_slot(dev, bank, members[i]);
         if ((r = p2_wait_u64((const volatile uint64_t *)(slot + MAILBOX_GENERATION_WORD),
                              generation)) != TCA_SUCCESS)
             return r;
@@ -128,21 +142,85 @@ tcaresult p2_exchange(const void *mine, void *all, size_t bytes)
     atomic_thread_fence(memory_order_acquire);
     uint32_t node_of[P2_MAX_NODES];
     int nodes_valid = 1;
-    for (unsigned q = 0; q < size; q++) {
-        const uint8_t *slot = own_slot(dev, bank, q);
-        memcpy((uint8_t *)all + (size_t)q * bytes, slot, bytes);
+    for (unsigned i = 0; i < count; i++) {
+        const uint8_t *slot = own_slot(dev, bank, members[i]);
+        memcpy((uint8_t *)all + (size_t)i * bytes, slot, bytes);
         uint64_t node;
         memcpy(&node, slot + MAILBOX_NODE_WORD, sizeof node);
-        if (node >= dev->nnodes)
+        if (node >= dev->nnodes || !same_network(dev, (unsigned)node))
             nodes_valid = 0; /* never expected; keep writing to every node */
-        node_of[q] = (uint32_t)node;
+        node_of[members[i]] = (uint32_t)node;
     }
     if (!st->nodes_known && nodes_valid) {
-        memcpy(st->rank_node, node_of, size * sizeof node_of[0]);
+        for (unsigned i = 0; i < count; i++)
+            st->rank_node[members[i]] = node_of[members[i]];
         st->nodes_known = 1;
     }
     st->generation = generation;
     return TCA_SUCCESS;
+}
+
+/* tcaInit, the arguments, and the job's ranks on this rank's PEACH2
+ * network (*count of them; *spans: the job has ranks on others too). */
+static tcaresult exchange_setup(const void *mine, const void *all, size_t bytes, p2_dev **out,
+                                unsigned *members, unsigned *count, int *spans)
+{
+    tcaresult r = tcaInit();
+    if (r != TCA_SUCCESS)
+        return r;
+    p2_dev *dev = tca_dev();
+    if (!mine || !all || bytes == 0 || bytes > P2_EXCHANGE_MAX_BLOB)
+        return TCA_ERROR_INVALID_ARGUMENT;
+    if (dev->rank < 0 || dev->size <= 0 || dev->size > P2_MAX_NODES || dev->rank >= dev->size)
+        return TCA_ERROR_DEVICE;
+    *count = 0;
+    *spans = 0;
+    for (int q = 0; q < dev->size; q++) {
+        if (!dev->network) { /* one network (a device without the job's map) */
+            members[(*count)++] = (unsigned)q;
+            continue;
+        }
+        int node = p2_rt_rank_node(p2_rt_get(), q);
+        if (node < 0 || (unsigned)node >= dev->nnodes)
+            return TCA_ERROR_DEVICE;
+        if (same_network(dev, (unsigned)node))
+            members[(*count)++] = (unsigned)q;
+        else
+            *spans = 1;
+    }
+    *out = dev;
+    return TCA_SUCCESS;
+}
+
+tcaresult p2_exchange(const void *mine, void *all, size_t bytes)
+{
+    P2_API_CALL();
+    p2_dev *dev;
+    unsigned members[P2_MAX_NODES], count;
+    int spans;
+    tcaresult r = exchange_setup(mine, all, bytes, &dev, members, &count, &spans);
+    if (r != TCA_SUCCESS)
+        return r;
+    if (spans) {
+        if (dev->rank == 0)
+            fprintf(stderr, "p2_exchange: the job's ranks are on several PEACH2 networks "
+                            "(sub-clusters), which no cable joins: TCA_ERROR_UNREACHABLE "
+                            "(exchange handles with MPI, or among a sub-cluster's ranks with "
+                            "P2_COMM_SUBCLUSTER's collectives; p2_subcluster() says where each "
+                            "rank is)\n");
+        return TCA_ERROR_UNREACHABLE;
+    }
+    return exchange_among(dev, members, count, mine, all, bytes);
+}
+
+tcaresult tca_exchange_subcluster(const void *mine, void *all, size_t bytes)
+{
+    P2_API_CALL();
+    p2_dev *dev;
+    unsigned members[P2_MAX_NODES], count;
+    int spans;
+    tcaresult r = exchange_setup(mine, all, bytes, &dev, members, &count, &spans);
+    return r != TCA_SUCCESS ? r : exchange_among(dev, members, count, mine, all, bytes);
 }
 
 tcaresult p2_exchange_barrier(void)

@@ -148,6 +148,7 @@ int p2_dev_emu_open(p2_dev *dev, const char *kind)
         dev->host_size = rt->host.size;
         dev->gpu_mem = rt->gpu.base;
         dev->gpu_size = rt->gpu.size;
+        dev->network = rt->job->device_network[d];
         dev->priv = rt;
         return 0;
     }

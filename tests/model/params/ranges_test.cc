@@ -376,7 +376,8 @@ TEST(ParamChecks, ShippedFilesPassTheChecks) {
     Params p;
     const std::string pf = *params_file ? src + params_file : "";
     if (!pf.empty()) load_params_file(p, pf);
-    for (const char* topo : {"hapacs-tca-2x8.topo", "tcamini-ring8.topo", "ring4-explicit.topo"}) {
+    for (const char* topo : {"hapacs-tca-2x8.topo", "tcamini-ring8.topo", "ring4-explicit.topo",
+                             "hapacs-tca-64.topo", "tcamini-ring8-ib.topo"}) {
       SCOPED_TRACE(std::string(topo) + " " + pf);
       EXPECT_NO_THROW(validate_config(p, pf, load_topology(src + "/topologies/" + topo, p)));
     }

@@ -187,12 +187,24 @@ TEST(RoutingPolicies, RoutePathGuardsAgainstLoops) {
   EXPECT_THROW(route_path(r, routes, 0, 9), std::logic_error);
 }
 
-TEST(RoutingPolicies, DisconnectedTopologyIsRejected) {
+// Nodes no cable path joins (another PEACH2 network) get no route, both
+// ways; route_path refuses to follow one.
+TEST(RoutingPolicies, DisconnectedNodesHaveNoRoute) {
   Topology t = make_ring(4);
   t.links.pop_back();  // still a line: fine
-  EXPECT_NO_THROW(build_routes(t, RoutingPolicy::Balanced));
+  RouteTable line = build_routes(t, RoutingPolicy::Balanced);
+  EXPECT_EQ(route_path(t, line, 0, 3), (std::vector<unsigned>{0, 1, 2, 3}));
   t.links.pop_back();  // now node 3 is cut off
-  EXPECT_THROW(build_routes(t, RoutingPolicy::Balanced), std::logic_error);
+  for (RoutingPolicy policy : all_routing_policies()) {
+    RouteTable routes = build_routes(t, policy);
+    for (unsigned u = 0; u < 3; ++u) {
+      EXPECT_EQ(routes[u][3], kNoRoute) << u;
+      EXPECT_EQ(routes[3][u], kNoRoute) << u;
+    }
+    EXPECT_EQ(routes[3][3], P2_PORT_N);
+    EXPECT_EQ(route_path(t, routes, 0, 2), (std::vector<unsigned>{0, 1, 2}));
+    EXPECT_THROW(route_path(t, routes, 0, 3), std::logic_error);
+  }
 }
 
 }  // namespace

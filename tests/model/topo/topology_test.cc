@@ -243,7 +243,8 @@ struct BadCase {
 // Every malformed input, with the exact message a user sees.
 const BadCase kBad[] = {
     {"unknown directive", "nodes 4\nfoo 1\n",
-     "t.topo:2: unknown directive 'foo' (name, nodes, torus, ring, sport, link, set, device, crossbar)"},
+     "t.topo:2: unknown directive 'foo' (name, nodes, torus, ring, networks, sport, link, set, device, "
+     "crossbar)"},
     {"bad node count", "nodes four\n", "t.topo:1: bad number 'four' for the node count"},
     {"unknown device", "ring 4\ndevice sr9000\n",
      "t.topo:2: unknown device 'sr9000' (known: peach2, ib, sr8000)"},
@@ -289,8 +290,9 @@ const BadCase kBad[] = {
     {"sport before nodes", "sport 0 rc\n",
      "t.topo:1: 'sport' before the node count: give 'nodes N' or a generator first"},
     {"disconnected node", "nodes 6\nlink 0.E 1.W\nlink 1.E 2.W\nlink 2.E 3.W\nlink 3.E 4.W\n",
-     "t.topo: node 5 is not connected to node 0"},
-    {"disconnected island", "nodes 4\nlink 0.E 1.W\nlink 2.E 3.W\n", "t.topo: node 2 is not connected to node 0"},
+     "t.topo: node 5 is not connected to node 0 (a file whose cables form several PEACH2 networks says how many with 'networks K')"},
+    {"disconnected island", "nodes 4\nlink 0.E 1.W\nlink 2.E 3.W\n", 
+     "t.topo: node 2 is not connected to node 0 (a file whose cables form several PEACH2 networks says how many with 'networks K')"},
     // Issue 18: said "node 1 is not connected to node 0" (the PEACH2 cabling
     // check) instead of what is missing.
     {"crossbar without its device", "crossbar 2 2\n",
@@ -318,8 +320,11 @@ const BadCase kBad[] = {
     {"torus zero columns", "torus 2 0\n", "t.topo:1: torus needs at least 1 column"},
     {"torus too big", "torus 2 33\n", "t.topo:1: torus 2x33 has more than 64 nodes"},
     {"torus vs nodes", "nodes 8\n# the sub-cluster\ntorus 2 8\n",
-     "t.topo:3: torus 2x8 has 16 nodes but 'nodes' on line 1 says 8"},
-    {"ring vs nodes", "nodes 4\nring 8\n", "t.topo:2: ring 8 has 8 nodes but 'nodes' on line 1 says 4"},
+     "t.topo:3: torus 2x8 has 16 nodes but 'nodes' on line 1 says 8 (place it with at=FIRST_NODE to lay "
+     "out several networks)"},
+    {"ring vs nodes", "nodes 4\nring 8\n",
+     "t.topo:2: ring 8 has 8 nodes but 'nodes' on line 1 says 4 (place it with at=FIRST_NODE to lay out "
+     "several networks)"},
     {"nodes after generator", "ring 8\nnodes 8\n", "t.topo:2: nodes: the node count is already set on line 1"},
     {"ring too big", "ring 65\n", "t.topo:1: ring 65 has more than 64 nodes"},
     {"sport mode", "nodes 2\nsport 0 root\n", "t.topo:2: sport mode must be 'rc' or 'ep', not 'root'"},
