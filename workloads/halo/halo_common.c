@@ -48,7 +48,12 @@ int halo_parse_modes(const char *text, halo_mode *modes, int *count, char *error
 
 hx_transport halo_link_transport(halo_mode mode, int peer)
 {
-    (void)peer;
+    if (mode == HALO_HYBRID) {
+        /* TCA where a PEACH2 network joins the two nodes, MPI otherwise
+         * (p2_subcluster: -1 for a node on none). */
+        int mine = p2_subcluster(p2_rank());
+        return mine >= 0 && p2_subcluster(peer) == mine ? HX_TCA : HX_MPI;
+    }
     return mode == HALO_MPI ? HX_MPI : HX_TCA;
 }
 
@@ -125,6 +130,19 @@ void halo_report_row(wl_report *report, const halo_row_values *v)
         [COL_WRONG] = {.integer = (int64_t)v->wrong},
     };
     wl_report_row(report, row);
+}
+
+void halo_note_links(wl_report *report, const halo_row_values *row, const hx_plan *plan)
+{
+    if (row->mode != HALO_HYBRID)
+        return;
+    int tca, mpi;
+    hx_link_counts(plan, &tca, &mpi);
+    uint64_t t = halo_sum_u64((uint64_t)tca), m = halo_sum_u64((uint64_t)mpi);
+    if (report)
+        wl_report_note(report, "n %d hybrid: %llu links over TCA (inside a sub-cluster), %llu "
+                       "over MPI (between sub-clusters)", row->n, (unsigned long long)t,
+                       (unsigned long long)m);
 }
 
 uint64_t halo_max_u64(uint64_t value)

@@ -34,7 +34,8 @@ const char *halo_mode_name(halo_mode mode);
 int halo_parse_modes(const char *text, halo_mode *modes, int *count, char *error,
                      size_t error_size);
 
-/* The transport of a link to `peer` under `mode`. */
+/* The transport of a link to `peer` under `mode`: hybrid gives TCA when
+ * p2_subcluster() puts both ranks on one PEACH2 network, MPI otherwise. */
 hx_transport halo_link_transport(halo_mode mode, int peer);
 
 /* One timed run of a problem: the program's two halves of a step. */
@@ -67,6 +68,10 @@ typedef struct halo_row_values {
 } halo_row_values;
 
 void halo_report_row(wl_report *report, const halo_row_values *row);
+
+/* Collective: under hybrid, a note after the row saying how many links (of
+ * all ranks) went over TCA and how many over MPI; nothing otherwise. */
+void halo_note_links(wl_report *report, const halo_row_values *row, const hx_plan *plan);
 
 /* The largest of every rank's `value` (every rank gets it). */
 uint64_t halo_max_u64(uint64_t value);

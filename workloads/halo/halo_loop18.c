@@ -388,6 +388,7 @@ int main(int argc, char **argv)
             row.wrong = halo_sum_u64(wrong);
             total_wrong += row.wrong;
             halo_report_row(report, &row);
+            halo_note_links(report, &row, r.plan);
             l18_free(&r);
         }
     }

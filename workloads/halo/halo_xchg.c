@@ -291,13 +291,14 @@ void hx_exchange(hx_plan *p, int phase)
     for (int ch = first; ch < first + HX_CHANNELS_PER_PHASE; ch++)
         if (p->chain[ch])
             WL_TCA(tcaStartDMADesc(ch));
-    /* Then wait for everything. */
+    /* Then wait for everything: MPI first, since its rendezvous moves only
+     * inside MPI calls while the DMA chains need no help from the host. */
+    if (n)
+        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
     for (int i = 0; i < p->count; i++)
         if (p->links[i].transport == HX_TCA)
             WL_TCA(tcaWaitDMARecvDesc(&p->ends[i].dst.handle, p->links[i].id,
                                       HX_TAG_BASE + phase));
-    if (n)
-        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
     for (int ch = first; ch < first + HX_CHANNELS_PER_PHASE; ch++)
         if (p->chain[ch])
             WL_TCA(tcaWaitDMAC(ch));
@@ -311,6 +312,12 @@ void hx_exchange(hx_plan *p, int phase)
 }
 
 size_t hx_send_bytes(const hx_plan *p) { return p ? p->send_bytes : 0; }
+
+void hx_link_counts(const hx_plan *p, int *tca, int *mpi)
+{
+    *tca = p ? p->tca_links : 0;
+    *mpi = p ? p->mpi_links : 0;
+}
 
 void hx_plan_free(hx_plan *p)
 {

@@ -21,9 +21,10 @@
  *   MPI_Irecv of every MPI link; the pack kernel (strided blocks of MPI
  *   links, and of TCA links with `pack`, copied into contiguous GPU staging:
  *   one modelled K20X kernel for all); MPI_Isend of every MPI link;
- *   tcaStartDMADesc of the phase's channels; then tcaWaitDMARecvDesc per TCA
- *   link, MPI_Waitall, tcaWaitDMAC of the started channels, and the unpack
- *   kernel (one for all packed receives).
+ *   tcaStartDMADesc of the phase's channels; then MPI_Waitall (first: MPI
+ *   progresses only inside its calls, the DMA chains without the host),
+ *   tcaWaitDMARecvDesc per TCA link, tcaWaitDMAC of the started channels,
+ *   and the unpack kernel (one for all packed receives).
  *
  * Links are matched by id: a rank's link `id` to `peer` sends to the peer's
  * link `peer_id`, whose peer must be this rank and whose peer_id must be
@@ -72,6 +73,9 @@ void hx_exchange(hx_plan *plan, int phase);
 
 /* Bytes this rank sends per exchange (all links). */
 size_t hx_send_bytes(const hx_plan *plan);
+
+/* This rank's links over TCA and over MPI. */
+void hx_link_counts(const hx_plan *plan, int *tca, int *mpi);
 
 void hx_plan_free(hx_plan *plan);
 

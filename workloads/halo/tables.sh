@@ -9,9 +9,12 @@
 #
 # NAME: loop18 (2, 4, 8, 16 ranks, N 256, 1024, 4096, TCA and MPI), image
 # (the same, TCA with block-stride columns, TCA with packed columns, MPI),
-# mapping (16 ranks on the 2x8 torus: identity, snake and 4x4-mesh maps).
+# mapping (16 ranks on the 2x8 torus: identity, snake and 4x4-mesh maps),
+# machine64 (64 ranks on hapacs-tca-64.topo: hybrid, i.e. TCA inside a
+# sub-cluster and MPI between, against MPI alone; the image with packed
+# columns).
 # Simulated figures are the same on every run. Wall time on the shared
-# 2-core machine: about 10 minutes in all. Depends on build/emu/p2run,
+# 2-core machine: about 13 minutes in all. Depends on build/emu/p2run,
 # build/workloads/halo_*, awk, /usr/bin/python3 with matplotlib (the plot).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,7 +42,7 @@ merge() {
 
 steps=(-n 10 -w 2)
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(loop18 image mapping)
+[ ${#names[@]} -gt 0 ] || names=(loop18 image mapping machine64)
 for name in "${names[@]}"; do
     case $name in
     loop18)
@@ -75,7 +78,15 @@ for name in "${names[@]}"; do
                    "$tmp/mp_$map.csv" "$map,image,packed")
         done
         merge "$out/mapping.csv" "map,program,columns" "${args[@]}" ;;
-    *) echo "tables.sh: unknown table '$name' (loop18 image mapping)" >&2; exit 2 ;;
+    machine64)
+        t=(--topology topologies/hapacs-tca-64.topo)
+        $p2run -n 64 "${t[@]}" -- $wl/halo_loop18 -b 256 -e 4096 -f 4 "${steps[@]}" \
+            -T hybrid,mpi --csv "$tmp/m64_l18.csv" >/dev/null
+        $p2run -n 64 "${t[@]}" -- $wl/halo_image -b 256 -e 4096 -f 4 "${steps[@]}" \
+            -T hybrid,mpi --pack --csv "$tmp/m64_img.csv" >/dev/null
+        merge "$out/machine64.csv" "program,columns" "$tmp/m64_l18.csv" "loop18,rows" \
+            "$tmp/m64_img.csv" "image,packed" ;;
+    *) echo "tables.sh: unknown table '$name' (loop18 image mapping machine64)" >&2; exit 2 ;;
     esac
     echo "$out/$name.csv"
 done
