@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "p2.h"
+#include "wl_options.h"
 
 static const char *const mode_names[HALO_MODES] = {"tca", "mpi", "hybrid"};
 
@@ -157,4 +158,22 @@ uint64_t halo_sum_u64(uint64_t value)
     uint64_t out = 0;
     MPI_Allreduce(&value, &out, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     return out;
+}
+
+int halo_finish(const char *program, wl_report *report, uint64_t total_wrong, const char *what)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Finalize();
+    int status = WL_EXIT_OK;
+    if (rank == 0) {
+        if (wl_report_close(report) != 0)
+            status = WL_EXIT_FAILURE;
+        if (total_wrong) {
+            fprintf(stderr, "%s: %llu %s differ from the single-process run\n", program,
+                    (unsigned long long)total_wrong, what);
+            status = WL_EXIT_FAILURE;
+        }
+    }
+    return status;
 }

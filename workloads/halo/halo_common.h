@@ -77,5 +77,9 @@ void halo_note_links(wl_report *report, const halo_row_values *row, const hx_pla
 uint64_t halo_max_u64(uint64_t value);
 /* The sum over the ranks (every rank gets it). */
 uint64_t halo_sum_u64(uint64_t value);
+/* Ends the program: MPI_Finalize, then rank 0 closes the report and names
+ * the `total_wrong` `what` (values, pixels) that differ from the
+ * single-process run. The program's exit status. */
+int halo_finish(const char *program, wl_report *report, uint64_t total_wrong, const char *what);
 
 #endif /* HALO_COMMON_H */

@@ -338,16 +338,5 @@ int main(int argc, char **argv)
             img_free(&r);
         }
     }
-    MPI_Finalize();
-    int status = WL_EXIT_OK;
-    if (rank == 0) {
-        if (wl_report_close(report) != 0)
-            status = WL_EXIT_FAILURE;
-        if (total_wrong) {
-            fprintf(stderr, "%s: %llu pixels differ from the single-process run\n", PROGRAM,
-                    (unsigned long long)total_wrong);
-            status = WL_EXIT_FAILURE;
-        }
-    }
-    return status;
+    return halo_finish(PROGRAM, report, total_wrong, "pixels");
 }
