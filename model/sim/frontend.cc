@@ -484,9 +484,14 @@ int Frontend::run() {
       continue;
     }
     if (limit.time == kNever) {
-      // No rank can send anything until it is answered.
+      // No rank can send anything until it is answered: run the model until
+      // an answer pauses it, a slice of simulated time at a time (so that a
+      // stop or a state dump is seen), instead of one instant per turn.
       if (sc_pending_activity()) {
-        step_next_instant();
+        const uint64_t now = now_ps();
+        const uint64_t next = now + sc_time_to_pending_activity().value();
+        advance_through(std::max(next, now + kRunSlicePs));
+        answered_ = false;
         continue;
       }
       if (waiting_ > 0 && !exit_unreaped()) return deadlock();

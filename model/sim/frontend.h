@@ -18,9 +18,10 @@
 // that could still arrive ahead of it. Before executing a request stamped t,
 // the model has run every event at or before t (model events at t come first).
 // Otherwise the model runs through every event before the smallest running
-// horizon; when no rank is running, to its next event. While any rank waits
-// for an answer the model advances one event instant at a time and stops after
-// an instant that answered someone, since that rank runs again from there.
+// horizon; when no rank is running, until an answer (in slices of
+// kRunSlicePs). An answer pauses the kernel at the end of its delta cycle
+// (sc_pause) and the rest of that instant is settled before any rank runs
+// again, since the answered rank runs again from there.
 // With --clock=model nothing here depends on host timing: the same program
 // gives the same simulated times every run. With --clock=cpu a running rank's
 // horizon also includes the CPU time it consumed since its last call, read
@@ -150,6 +151,11 @@ class Frontend {
     bool operator<(const Key& o) const { return time != o.time ? time < o.time : rank < o.rank; }
   };
   static constexpr uint64_t kNever = UINT64_MAX;
+  // While every rank waits, the model runs this much simulated time per turn
+  // of the loop (or to its next event, if later): long enough that the loop's
+  // scans over the lanes cost nothing against the model, short enough that a
+  // stop or a dump is served within milliseconds of host time.
+  static constexpr uint64_t kRunSlicePs = 10'000'000;  // 10 us
 
   void snapshot_clocks();
   void poll_ranks();
