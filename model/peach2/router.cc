@@ -154,6 +154,12 @@ void Router::arbitrate() {
     }
   }
 
+  // Each input's head output, decoded once per arbitration (the loop below
+  // asks for every (output, input) pair): only a move changes one.
+  std::array<Xbar, kXbarPorts> head;
+  for (int i = 0; i < kXbarPorts; ++i)
+    head[i] = inputs_[i].queue.empty() ? Xbar::Count : decide(*inputs_[i].queue.front());
+
   for (int o = 0; o < kXbarPorts; ++o) {
     Output& out = outputs_[o];
     if (out.free > now) {
@@ -167,7 +173,7 @@ void Router::arbitrate() {
     for (int k = 0; k < kXbarPorts; ++k) {
       int i = (out.next_input + k) % kXbarPorts;
       Input& in = inputs_[i];
-      if (in.queue.empty() || static_cast<int>(decide(*in.queue.front())) != o) continue;
+      if (static_cast<int>(head[i]) != o) continue;
       if (in.free > now) {
         want_wake(in.free);
         continue;
@@ -194,6 +200,7 @@ void Router::arbitrate() {
     Input& in = inputs_[chosen];
     TlpPtr tlp = std::move(in.queue.front());
     in.queue.pop_front();
+    head[chosen] = in.queue.empty() ? Xbar::Count : decide(*in.queue.front());
     if (in.link) in.link->release(*tlp);
     if (forward_listener_[chosen]) forward_listener_[chosen](*tlp);
 
