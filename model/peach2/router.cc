@@ -156,9 +156,14 @@ void Router::arbitrate() {
 
   // Each input's head output, decoded once per arbitration (the loop below
   // asks for every (output, input) pair): only a move changes one.
+  // `wanted`: the outputs some head goes to (an output no head wants is
+  // skipped, after its own wake-up).
   std::array<Xbar, kXbarPorts> head;
-  for (int i = 0; i < kXbarPorts; ++i)
+  unsigned wanted = 0;
+  for (int i = 0; i < kXbarPorts; ++i) {
     head[i] = inputs_[i].queue.empty() ? Xbar::Count : decide(*inputs_[i].queue.front());
+    wanted |= 1u << static_cast<int>(head[i]);
+  }
 
   for (int o = 0; o < kXbarPorts; ++o) {
     Output& out = outputs_[o];
@@ -166,6 +171,7 @@ void Router::arbitrate() {
       want_wake(out.free);
       continue;
     }
+    if (!(wanted & (1u << o))) continue;
     // Round-robin over the inputs whose head goes to this output and fits
     // (with the ring's bubble for a TLP entering the ring here).
     int chosen = -1;
@@ -201,6 +207,7 @@ void Router::arbitrate() {
     TlpPtr tlp = std::move(in.queue.front());
     in.queue.pop_front();
     head[chosen] = in.queue.empty() ? Xbar::Count : decide(*in.queue.front());
+    wanted |= 1u << static_cast<int>(head[chosen]);
     if (in.link) in.link->release(*tlp);
     if (forward_listener_[chosen]) forward_listener_[chosen](*tlp);
 
