@@ -80,7 +80,8 @@ bool Frontend::blocked(const Rank& r) const {
 // clock is read first, then the rings: what is published now covers every
 // request pushed before it, and any request pushed later is stamped no earlier.
 void Frontend::snapshot_clocks() {
-  for (Rank& r : ranks_) {
+  for (unsigned i : live_) {
+    Rank& r = ranks_[i];
     r.published = 0;
     if (!r.channel || r.done) continue;
     // A parked thread sends nothing until an UNPARK, which its waker posts
@@ -112,10 +113,13 @@ Frontend::Key Frontend::min_running_horizon() {
   // no earlier than the entry of any rank still outside; while one is, the
   // rank inside holds nothing back.
   bool someone_outside = false;
-  for (const Rank& r : ranks_)
+  for (unsigned i : live_) {
+    const Rank& r = ranks_[i];
     if (r.lane == 0 && !r.done && !in_world_collective(r)) someone_outside = true;
+  }
   Key best{kNever, ~0u};
-  for (Rank& r : ranks_) {
+  for (unsigned i : live_) {
+    Rank& r = ranks_[i];
     if (!running(r)) continue;
     if (someone_outside && in_world_collective(r)) continue;
     Key k{r.attached ? horizon(r) : 0, r.index};
@@ -126,17 +130,20 @@ Frontend::Key Frontend::min_running_horizon() {
 
 Frontend::Key Frontend::next_deadline() const {
   Key best{kNever, ~0u};
-  for (const Rank& r : ranks_)
+  for (unsigned i : live_) {
+    const Rank& r = ranks_[i];
     if (r.waiting && r.wait.deadline != kNever) {
       Key k{r.wait.deadline, r.index};
       if (k < best) best = k;
     }
+  }
   return best;
 }
 
 Frontend::Rank* Frontend::next_request() {
   Rank* best = nullptr;
-  for (Rank& r : ranks_) {
+  for (unsigned i : live_) {
+    Rank& r = ranks_[i];
     if (r.queue.empty()) continue;
     if (!best || Key{r.queue.front().stamp, r.index} < Key{best->queue.front().stamp, best->index})
       best = &r;
@@ -145,9 +152,25 @@ Frontend::Rank* Frontend::next_request() {
 }
 
 bool Frontend::all_done() const {
-  for (const Rank& r : ranks_)
+  for (unsigned i : live_) {
+    const Rank& r = ranks_[i];
     if (!r.done || !r.queue.empty()) return false;
+  }
   return true;
+}
+
+// Every lane outside live_ is done, with nothing queued and no wait: what
+// snapshot_clocks() would set for it, it keeps.
+void Frontend::refresh_live() {
+  live_.clear();
+  for (Rank& r : ranks_) {
+    if (!r.done || !r.queue.empty() || r.waiting) {
+      live_.push_back(r.index);
+    } else {
+      r.published = 0;
+    }
+  }
+  live_stale_ = false;
 }
 
 // ---- Advancing the model ---------------------------------------------------
@@ -455,8 +478,10 @@ int Frontend::run() {
     }
     // Read before looking for work: a push after this read wakes the sleep below.
     uint32_t bell = p2_ld_sc(&job_->doorbell);
+    if (live_stale_) refresh_live();
     snapshot_clocks();
     poll_ranks();
+    if (live_stale_) refresh_live();  // a thread took a lane: it counts from now
     if (faulted_ || p2_shm_guard_lost()) return rank_fault();
     if (all_done()) {
       finish();
@@ -473,6 +498,7 @@ int Frontend::run() {
         Request q = std::move(r->queue.front());
         r->queue.pop_front();
         execute(*r, q);
+        if (r->done) live_stale_ = true;
         settle();
         continue;
       }

@@ -178,6 +178,8 @@ class Frontend {
   Key next_deadline() const;  // the earliest deadline of a waiting rank
   Rank* next_request();
   bool all_done() const;
+  // Rebuilds live_ (after a lane is done, or taken by a thread).
+  void refresh_live();
 
   // Runs the model through every event at or before `last_ps`; returns false if
   // it stopped early because a waiting rank got its answer.
@@ -221,6 +223,11 @@ class Frontend {
   p2_clock_mode clock_;
   Flags flags_;
   std::vector<Rank> ranks_;
+  // The lanes the loop's per-turn scans look at, in index order: those not
+  // done, or with requests or a wait left (a 16-rank job has 64 lanes, 16 of
+  // them in use).
+  std::vector<unsigned> live_;
+  bool live_stale_ = true;
   std::vector<std::vector<unsigned>> ranks_on_node_;
   // Per node: its GPU window ranges backed by real GPU memory (the real CUDA
   // path), created by the first registration.

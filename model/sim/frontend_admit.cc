@@ -101,7 +101,8 @@ bool Frontend::admit(Rank& r, Request& q, uint64_t index) {
 
 void Frontend::poll_ranks() {
   const bool shutdown = p2_ld(&job_->shutdown) != 0;
-  for (Rank& r : ranks_) {
+  for (unsigned i : live_) {
+    Rank& r = ranks_[i];
     if (r.done || faulted_) continue;
     // Read "reaped" before draining: once the process is gone its ring is final.
     if (!r.reaped && (shutdown || p2_ld(&lane_of(r.owner, 0).channel->reaped))) r.reaped = true;
@@ -172,6 +173,7 @@ void Frontend::poll_ranks() {
       if (r.queue.empty()) {
         r.done = true;
         r.done_at = now_ps();
+        live_stale_ = true;
       }
     }
   }
@@ -206,6 +208,7 @@ void Frontend::poll_ranks() {
     fresh.answer_floor = start > 0 ? static_cast<uint64_t>(start) : 0;
     if (r.cpu_fd >= 0) close(r.cpu_fd);
     r = std::move(fresh);
+    live_stale_ = true;
   }
 }
 
