@@ -1,7 +1,7 @@
 // agenda.h - actions due at given simulated times, run in (time, order of
-// scheduling) order by one SystemC method: the pipelines of the InfiniBand
-// and SR8000 units have many stages with different delays, which a single
-// FIFO (timed_queue.h) cannot order.
+// scheduling) order from one wake-up of the scheduler (core/scheduler.h):
+// the pipelines of the InfiniBand and SR8000 units have many stages with
+// different delays, which a single FIFO (timed_queue.h) cannot order.
 #pragma once
 
 #include <cstdint>
@@ -11,16 +11,13 @@
 
 #include <systemc>
 
+#include "core/scheduler.h"
+
 namespace p2 {
 
 class Agenda : public sc_core::sc_module {
  public:
-  SC_HAS_PROCESS(Agenda);
-  explicit Agenda(sc_core::sc_module_name name) : sc_module(name) {
-    SC_METHOD(run);
-    sensitive << event_;
-    dont_initialize();
-  }
+  explicit Agenda(sc_core::sc_module_name name) : sc_module(name), wake_([this] { run(); }) {}
   // Runs `f` at `when` (not before now).
   void at(sc_core::sc_time when, std::function<void()> f) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
@@ -37,7 +34,7 @@ class Agenda : public sc_core::sc_module {
   void arm() {
     const uint64_t now = sc_core::sc_time_stamp().value();
     const uint64_t due = items_.begin()->first.first;
-    event_.notify(sc_core::sc_time::from_value(due > now ? due - now : 0));
+    wake_.notify(sc_core::sc_time::from_value(due > now ? due - now : 0));
   }
   void run() {
     const uint64_t now = sc_core::sc_time_stamp().value();
@@ -50,7 +47,7 @@ class Agenda : public sc_core::sc_module {
   }
   std::map<std::pair<uint64_t, uint64_t>, std::function<void()>> items_;
   uint64_t seq_ = 0;
-  sc_core::sc_event event_;
+  Wakeup wake_;
 };
 
 }  // namespace p2

@@ -1,14 +1,17 @@
-// timed_queue.h - items that become due at nondecreasing times, with the
-// SystemC event that fires when the head is due. Units use one per pipeline
+// timed_queue.h - items that become due at nondecreasing times, and the
+// unit's callback that runs when the head is due (on_due). Units use one per pipeline
 // (a link's arrivals, a host's write buffer, a router output), so there is one
-// pending event per pipeline, never one per item.
+// pending wake-up per pipeline, never one per item (core/scheduler.h).
 #pragma once
 
 #include <cassert>
 #include <deque>
+#include <functional>
 #include <utility>
 
 #include <systemc>
+
+#include "core/scheduler.h"
 
 namespace p2 {
 
@@ -36,19 +39,20 @@ class TimedQueue {
   bool empty() const { return items_.empty(); }
   size_t size() const { return items_.size(); }
   sc_core::sc_time last_due() const { return items_.back().first; }
-  const sc_core::sc_event& event() const { return event_; }
+  // What runs when the head is due (the unit pops what is due).
+  void on_due(std::function<void()> f) { wake_.bind(std::move(f)); }
 
  private:
   void arm() {
     sc_core::sc_time now = sc_core::sc_time_stamp();
     sc_core::sc_time due = items_.front().first;
-    // A pending earlier notification (a delta one, when the popped item's
-    // successor was due at once) would swallow this later one: replace it.
-    event_.cancel();
-    event_.notify(due > now ? due - now : sc_core::SC_ZERO_TIME);
+    // A pending earlier wake-up (at once, when the popped item's successor
+    // was due then) would swallow this later one: replace it.
+    wake_.cancel();
+    wake_.notify(due > now ? due - now : sc_core::SC_ZERO_TIME);
   }
   std::deque<std::pair<sc_core::sc_time, T>> items_;
-  sc_core::sc_event event_;
+  Wakeup wake_;
 };
 
 }  // namespace p2

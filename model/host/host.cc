@@ -27,15 +27,12 @@ HostConfig HostConfig::make(const Params& p, const LinkConfig& slot) {
 
 Host::Host(sc_core::sc_module_name name, unsigned node, const HostConfig& config, NodeMemory memory)
     : sc_module(name), node_(node), config_(config), memory_(memory) {
-  SC_METHOD(on_writes_due);
-  for (RootPort& rp : ports_) sensitive << rp.writes_due.event();
-  dont_initialize();
-  SC_METHOD(on_completions_due);
-  for (RootPort& rp : ports_) sensitive << rp.host_mem.completions.event() << rp.gpu_mem.completions.event();
-  dont_initialize();
-  SC_METHOD(on_stores_due);
-  sensitive << stores_due_.event();
-  dont_initialize();
+  for (RootPort& rp : ports_) {
+    rp.writes_due.on_due([this] { on_writes_due(); });
+    rp.host_mem.completions.on_due([this] { on_completions_due(); });
+    rp.gpu_mem.completions.on_due([this] { on_completions_due(); });
+  }
+  stores_due_.on_due([this] { on_stores_due(); });
 }
 
 void Host::attach(LinkPort& port) { attach(port, PortConfig()); }

@@ -83,7 +83,6 @@ struct HostStats {
 
 class Host : public sc_core::sc_module, public LinkClient {
  public:
-  SC_HAS_PROCESS(Host);
   Host(sc_core::sc_module_name name, unsigned node, const HostConfig& config, NodeMemory memory);
   // Where a root port differs from the host's defaults: the windows of the
   // node's address space (offsets, as in peach2_hw.h) whose CPU accesses go

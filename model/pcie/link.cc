@@ -1,8 +1,6 @@
 // link.cc - the PCIe link: serialisation, flow-control credits, ordering,
 // UpdateFC and Ack DLLPs. See model/pcie/README.md for what happens to each
 // TLP and DLLP.
-// sc_spawn: the link creates its processes per direction.
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "pcie/link.h"
 
 #include <algorithm>
@@ -10,11 +8,11 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/scheduler.h"
 #include "pcie/ring.h"
 
 namespace p2 {
 
-using sc_core::sc_event;
 using sc_core::SC_NS;
 using sc_core::sc_time;
 using sc_core::sc_time_stamp;
@@ -131,18 +129,18 @@ struct PcieLink::Direction {
 
   // The wire.
   sc_time busy_until;
-  sc_event kick;       // something may be startable now (delta notifications only)
-  sc_event wire_free;  // the current transmission ends (timed notifications only)
+  Wakeup kick;         // something may be startable now (zero delays only)
+  Wakeup wire_free;    // the current transmission ends
   bool stalled = false;
   sc_time stall_since;
   Ring<InFlight> flight;
-  sc_event arrive;  // the head of `flight` reaches `rx`
+  Wakeup arrive;  // the head of `flight` reaches `rx`
   LinkDirStats stats;
   std::vector<sc_time> wire_of;  // wire_of[n]: serialisation of n line bytes
 
   // DLLPs owed to the reverse direction.
   Ring<Release> releases;
-  sc_event release_ready;  // the head of `releases` may now be sent back
+  Wakeup release_ready;  // the head of `releases` may now be sent back
   std::array<FcOwed, kFcClasses> fc_owed;
   uint32_t acks_owed = 0;
 
@@ -162,13 +160,24 @@ struct PcieLink::Direction {
     stats.wire_bytes += bytes;
     stats.busy += ser;
     busy_until = now + ser;
-    wire_free.notify(ser);
     item.at = busy_until + cfg.latency;
     if (flight.empty()) arrive.notify(item.at - now);
     flight.push_back(std::move(item));
   }
+  // Something may be startable: now if the wire is idle, else when it frees.
   void wake() {
-    if (wire_idle()) kick.notify(SC_ZERO_TIME);
+    const sc_time now = sc_time_stamp();
+    if (now >= busy_until)
+      kick.notify(SC_ZERO_TIME);
+    else
+      wire_free.notify(busy_until - now);
+  }
+  // After starting a transmission: the wire's end wakes the transmitter only
+  // if something is left to send (what comes later calls wake()).
+  void more_after_this() {
+    bool owed = acks_owed > 0 || queued > 0;
+    for (const FcOwed& o : fc_owed) owed = owed || o.waiting;
+    if (owed) wire_free.notify(busy_until - sc_time_stamp());
   }
 };
 
@@ -199,23 +208,10 @@ PcieLink::PcieLink(sc_core::sc_module_name name, const LinkConfig& config, LinkE
   for (int s = 0; s < 2; ++s) {
     dirs_[s] = std::make_unique<Direction>(s, config_);
     Direction* d = dirs_[s].get();
-    const std::string suffix = s == 0 ? "_a" : "_b";
-    sc_core::sc_spawn_options tx_opts;
-    tx_opts.spawn_method();
-    tx_opts.dont_initialize();
-    tx_opts.set_sensitivity(&d->kick);
-    tx_opts.set_sensitivity(&d->wire_free);
-    sc_core::sc_spawn([this, d] { transmit(*d); }, ("tx" + suffix).c_str(), &tx_opts);
-    sc_core::sc_spawn_options rx_opts;
-    rx_opts.spawn_method();
-    rx_opts.dont_initialize();
-    rx_opts.set_sensitivity(&d->arrive);
-    sc_core::sc_spawn([this, d] { deliver(*d); }, ("rx" + suffix).c_str(), &rx_opts);
-    sc_core::sc_spawn_options fc_opts;
-    fc_opts.spawn_method();
-    fc_opts.dont_initialize();
-    fc_opts.set_sensitivity(&d->release_ready);
-    sc_core::sc_spawn([this, d] { credits_ready(*d); }, ("fc" + suffix).c_str(), &fc_opts);
+    d->kick.bind([this, d] { transmit(*d); });
+    d->wire_free.bind([this, d] { transmit(*d); });
+    d->arrive.bind([this, d] { deliver(*d); });
+    d->release_ready.bind([this, d] { credits_ready(*d); });
   }
 }
 
@@ -261,6 +257,7 @@ void PcieLink::transmit(Direction& d) {
     owed = Direction::FcOwed{};
     ++d.stats.dllps;
     d.occupy(config_, config_.dllp_bytes, std::move(item));
+    d.more_after_this();
     return;
   }
   if (d.acks_owed > 0) {
@@ -269,6 +266,7 @@ void PcieLink::transmit(Direction& d) {
     item.dllp = Dllp::Ack;
     ++d.stats.dllps;
     d.occupy(config_, config_.dllp_bytes, std::move(item));
+    d.more_after_this();
     return;
   }
   if (d.queued == 0) return;
@@ -293,6 +291,7 @@ void PcieLink::transmit(Direction& d) {
   const Tlp* sent = item.tlp.get();  // stays alive: the in-flight ring owns it
   d.occupy(config_, bytes, std::move(item));
   if (d.observer) d.observer->on_tlp_sent(*ends_[d.tx], *sent, start, d.busy_until);
+  d.more_after_this();
   if (d.was_full && (d.capacity == 0 || d.queued < d.capacity)) {
     d.was_full = false;
     if (d.client) d.client->tx_space(*ends_[d.tx]);

@@ -58,7 +58,8 @@ class LinkClient {
   // A TLP finished arriving at `port`. It occupies the receive buffer (and its
   // credits) until the client calls port.release(*tlp) (or release(class,
   // payload bytes) once it gave the TLP away). Called at the arrival time of
-  // its last byte, from a SystemC method: the client must not wait().
+  // its last byte, from the scheduler's SystemC method (core/scheduler.h):
+  // the client must not wait().
   virtual void tlp_arrived(LinkPort& port, TlpPtr tlp) = 0;
   // The transmit queue of `port` has room again after being full.
   virtual void tx_space(LinkPort& /*port*/) {}

@@ -33,12 +33,8 @@ Dmac::Dmac(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const C
       router_(router),
       regs_(regs),
       tags_(config.dmac.max_reads) {
-  SC_METHOD(run);
-  sensitive << run_event_;
-  dont_initialize();
-  SC_METHOD(on_decoded);
-  sensitive << decoding_.event();
-  dont_initialize();
+  run_wake_.bind([this] { run(); });
+  decoding_.on_due([this] { on_decoded(); });
   router_.on_forward(Xbar::Dmac, [this](const Tlp&) {
     int tag = in_crossbar_.front();
     in_crossbar_.pop_front();
@@ -278,7 +274,7 @@ void Dmac::send(TlpPtr tlp, int tag) {
 
 void Dmac::kick() {
   sc_time now = sc_time_stamp();
-  run_event_.notify(clock_.edge_at_or_after(now) - now);
+  run_wake_.notify(clock_.edge_at_or_after(now) - now);
 }
 
 void Dmac::run() {

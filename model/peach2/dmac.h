@@ -42,7 +42,6 @@ struct DmacStats {
 
 class Dmac : public sc_core::sc_module, public TlpSink {
  public:
-  SC_HAS_PROCESS(Dmac);
   Dmac(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const ChipConfig& config,
        Router& router, Registers& regs);
 
@@ -134,7 +133,7 @@ class Dmac : public sc_core::sc_module, public TlpSink {
   std::vector<Tag> tags_;
   std::deque<int> in_crossbar_;  // tag of each TLP we queued at the crossbar (-1: none)
   TimedQueue<unsigned> decoding_;  // channels whose descriptor decodes at a time
-  sc_core::sc_event run_event_;
+  Wakeup run_wake_;
   unsigned next_channel_ = 0;
   uint64_t next_tlp_id_ = 0;
   DmacStats stats_;

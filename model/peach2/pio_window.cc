@@ -7,9 +7,7 @@ namespace p2 {
 PioWindow::PioWindow(sc_core::sc_module_name name, unsigned nnodes, const ChipConfig& config,
                      Router& router)
     : sc_module(name), nnodes_(nnodes), config_(config.pio), clock_(config.chip_mhz), router_(router) {
-  SC_METHOD(on_translated);
-  sensitive << stage_.event();
-  dont_initialize();
+  stage_.on_due([this] { on_translated(); });
 }
 
 void PioWindow::accept(TlpPtr tlp) {

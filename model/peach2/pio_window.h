@@ -15,7 +15,6 @@ namespace p2 {
 
 class PioWindow : public sc_core::sc_module, public TlpSink {
  public:
-  SC_HAS_PROCESS(PioWindow);
   PioWindow(sc_core::sc_module_name name, unsigned nnodes, const ChipConfig& config, Router& router);
   void accept(TlpPtr tlp) override;
   uint64_t stores() const { return stores_; }

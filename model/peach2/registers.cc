@@ -15,9 +15,7 @@ Registers::Registers(sc_core::sc_module_name name, unsigned node, unsigned nnode
       config_(config.registers),
       clock_(config.chip_mhz),
       router_(router) {
-  SC_METHOD(on_access_due);
-  sensitive << accesses_.event();
-  dont_initialize();
+  accesses_.on_due([this] { on_access_due(); });
 }
 
 uint64_t Registers::read(uint64_t off) const {

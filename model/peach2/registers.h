@@ -30,7 +30,6 @@ class Dmac;
 
 class Registers : public sc_core::sc_module, public TlpSink {
  public:
-  SC_HAS_PROCESS(Registers);
   Registers(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const ChipConfig& config,
             Router& router);
   void set_dmac(Dmac* dmac) { dmac_ = dmac; }

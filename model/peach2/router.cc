@@ -24,12 +24,8 @@ const char* xbar_name(Xbar x) {
 Router::Router(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const ChipConfig& config)
     : sc_module(name), node_(node), nnodes_(nnodes), config_(config.router), clock_(config.chip_mhz) {
   routes_.fill(P2_PORT_N);
-  SC_METHOD(arbitrate);
-  sensitive << arbitrate_event_;
-  dont_initialize();
-  SC_METHOD(deliver);
-  for (Output& out : outputs_) sensitive << out.pipeline.event();
-  dont_initialize();
+  arbitrate_wake_.bind([this] { arbitrate(); });
+  for (Output& out : outputs_) out.pipeline.on_due([this] { deliver(); });
 }
 
 void Router::attach_link(p2_port p, LinkPort& end) {
@@ -62,7 +58,7 @@ void Router::inject(Xbar from, TlpPtr tlp) {
 void Router::wake(sc_time at) {
   // Decisions happen on clock edges.
   sc_time edge = clock_.edge_at_or_after(at);
-  arbitrate_event_.notify(edge - sc_time_stamp());
+  arbitrate_wake_.notify(edge - sc_time_stamp());
 }
 
 Xbar Router::route_to(unsigned dest) const {
@@ -167,11 +163,11 @@ void Router::arbitrate() {
 
   for (int o = 0; o < kXbarPorts; ++o) {
     Output& out = outputs_[o];
+    if (!(wanted & (1u << o))) continue;  // a busy one wakes no one either
     if (out.free > now) {
       want_wake(out.free);
       continue;
     }
-    if (!(wanted & (1u << o))) continue;
     // Round-robin over the inputs whose head goes to this output and fits
     // (with the ring's bubble for a TLP entering the ring here).
     int chosen = -1;

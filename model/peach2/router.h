@@ -50,7 +50,6 @@ struct RouterStats {
 
 class Router : public sc_core::sc_module, public LinkClient {
  public:
-  SC_HAS_PROCESS(Router);
   Router(sc_core::sc_module_name name, unsigned node, unsigned nnodes, const ChipConfig& config);
 
   void attach_link(p2_port p, LinkPort& end);
@@ -114,7 +113,7 @@ class Router : public sc_core::sc_module, public LinkClient {
   std::array<p2_port, P2_MAX_NODES> routes_{};
   std::array<std::function<void(const Tlp&)>, kXbarPorts> forward_listener_;
   std::function<void(const Tlp&, unsigned)> unroutable_;
-  sc_core::sc_event arbitrate_event_, deliver_event_;
+  Wakeup arbitrate_wake_;  // the next clock edge an arbitration is due
   RouterStats stats_;
 };
 

@@ -1,0 +1,111 @@
+// scheduler.cc - the model's timed activity (scheduler.h): a heap of
+// (time, id) entries for later instants, a list for the next round of this
+// one, and the one SystemC method that runs them.
+// sc_spawn: the Scheduler's method is created with the first Wakeup.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "core/scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace p2 {
+
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+
+Scheduler& Scheduler::of_kernel() {
+  static Scheduler* const kernel = new Scheduler();
+  return *kernel;
+}
+
+Scheduler::Scheduler() {
+  sc_core::sc_spawn_options opts;
+  opts.spawn_method();
+  opts.dont_initialize();
+  opts.set_sensitivity(&tick_);
+  sc_core::sc_spawn([this] { run(); }, "p2_scheduler", &opts);
+}
+
+void Scheduler::schedule(Wakeup& w, uint64_t now) {
+  const Entry e{w.at_, w.id_, w.gen_, &w};
+  if (e.at == now) {
+    soon_.push_back(e);
+  } else {
+    heap_.push_back(e);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+  }
+  if (e.at < armed_at_) arm();  // else tick_ fires no later than that already
+}
+
+void Scheduler::forget(const Wakeup& w) {
+  auto mine = [&w](const Entry& e) { return e.w == &w; };
+  heap_.erase(std::remove_if(heap_.begin(), heap_.end(), mine), heap_.end());
+  std::make_heap(heap_.begin(), heap_.end(), Later{});
+  soon_.erase(std::remove_if(soon_.begin(), soon_.end(), mine), soon_.end());
+  round_.erase(std::remove_if(round_.begin(), round_.end(), mine), round_.end());
+}
+
+void Scheduler::arm() {
+  while (!heap_.empty() && !heap_.front().live()) {  // void entries on top
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    heap_.pop_back();
+  }
+  const uint64_t now = sc_time_stamp().value();
+  const uint64_t due = !soon_.empty() ? now : !heap_.empty() ? heap_.front().at : kNever;
+  if (due >= armed_at_) return;  // tick_ fires no later than that already
+  assert(due >= now);
+  // An earlier notification replaces tick_'s pending one (sc_event's rule).
+  tick_.notify(due > now ? sc_time::from_value(due - now) : sc_core::SC_ZERO_TIME);
+  armed_at_ = due;
+}
+
+void Scheduler::run() {
+  const uint64_t now = sc_time_stamp().value();
+  armed_at_ = kNever;
+  for (;;) {
+    // One round: every Wakeup due now, in id order; what they schedule for
+    // now waits for the next round.
+    round_.clear();
+    while (!heap_.empty() && heap_.front().at <= now) {
+      if (heap_.front().live()) round_.push_back(heap_.front());
+      std::pop_heap(heap_.begin(), heap_.end(), Later{});
+      heap_.pop_back();
+    }
+    for (const Entry& e : soon_)
+      if (e.live()) round_.push_back(e);
+    soon_.clear();
+    if (round_.empty()) break;
+    std::sort(round_.begin(), round_.end(),
+              [](const Entry& a, const Entry& b) { return a.id < b.id; });
+    for (const Entry& e : round_) {
+      e.w->at_ = Wakeup::kIdle;
+      ++e.w->gen_;
+    }
+    for (size_t i = 0; i < round_.size(); ++i) round_[i].w->fire_();
+  }
+  arm();
+}
+
+// ---- Wakeup -------------------------------------------------------------------
+
+Wakeup::Wakeup(std::function<void()> fire)
+    : fire_(std::move(fire)), scheduler_(Scheduler::of_kernel()), id_(scheduler_.enrol()) {}
+
+Wakeup::~Wakeup() { scheduler_.forget(*this); }
+
+void Wakeup::notify(const sc_time& delay) {
+  const uint64_t now = sc_time_stamp().value();
+  const uint64_t at = now + delay.value();
+  if (at_ <= at) return;  // the earliest wins (kIdle: nothing pending)
+  at_ = at;
+  ++gen_;
+  scheduler_.schedule(*this, now);
+}
+
+void Wakeup::cancel() {
+  if (at_ == kIdle) return;
+  at_ = kIdle;
+  ++gen_;
+}
+
+}  // namespace p2

@@ -1,0 +1,111 @@
+// scheduler.h - the model's timed activity, run in one deterministic order.
+//
+// Every unit's timed activity (a wire coming free, a TLP's last byte
+// arriving, a router's next clock edge, a pipeline's head coming due) is a
+// Wakeup: a callback of the unit and at most one pending time. One Scheduler
+// per SystemC kernel keeps them all in a heap ordered by (time, id), where a
+// Wakeup's id is its rank in construction order (the topology builds units in
+// a fixed order), and is itself one SystemC method, whose timed event is kept
+// at the earliest pending Wakeup. When it fires at time t the method runs the
+// instant in rounds, as SystemC's delta cycles would: each round takes every
+// Wakeup due at t, in id order, and calls each; what those schedule for t
+// itself (a zero delay) goes to the next round. It returns when nothing more
+// is due at t, and the kernel moves on (or pauses, sim/frontend.h).
+//
+// Why not one SystemC process per unit on SystemC's timed events: its timed
+// queue is a heap that releases equal-time notifications in whatever order
+// its structure holds them, and that structure depends on every notification
+// ever made, cancelled ones included. So which of two TLPs reaching a
+// crossbar in the same instant went first depended on how many idle wake-ups
+// other units had scheduled earlier: removing a wake-up that did nothing
+// moved simulated figures. Here the order of same-instant activity is a
+// function of the model's state alone, so a wake-up whose callback does
+// nothing can be added or removed without moving any figure. It is also
+// several times cheaper per activation: an integer heap and a call, where
+// SystemC allocates a timed notification, heaps it with a compare through a
+// function pointer, triggers the event and dispatches the process.
+//
+// A Wakeup keeps sc_event's rule: at most one pending time, the earliest
+// wins. A zero delay means the next round of this instant. A Wakeup already
+// taken into the current round still runs in it if it is notified or
+// cancelled meanwhile (as a process already triggered in a delta cycle
+// does).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <systemc>
+
+namespace p2 {
+
+class Scheduler;
+
+class Wakeup {
+ public:
+  // `fire`: what the unit does when the wake-up is due (bind() sets it
+  // later, for a member whose owner is not constructed yet).
+  explicit Wakeup(std::function<void()> fire = {});
+  ~Wakeup();
+  Wakeup(const Wakeup&) = delete;
+  Wakeup& operator=(const Wakeup&) = delete;
+
+  // Fires `delay` from now (zero: the next round of this instant) unless an
+  // earlier time is pending; replaces a later one.
+  void notify(const sc_core::sc_time& delay);
+  void cancel();
+  bool pending() const { return at_ != kIdle; }
+  void bind(std::function<void()> fire) { fire_ = std::move(fire); }
+
+ private:
+  friend class Scheduler;
+  static constexpr uint64_t kIdle = UINT64_MAX;
+  std::function<void()> fire_;
+  Scheduler& scheduler_;
+  uint64_t at_ = kIdle;  // the pending time (ps)
+  uint32_t id_;
+  uint32_t gen_ = 0;  // bumped by every change: the Scheduler's older entries are void
+};
+
+class Scheduler {
+ public:
+  // The kernel's scheduler, created with the first Wakeup (SystemC's kernel is
+  // one per process, and so is this; never destroyed, as the kernel is not).
+  static Scheduler& of_kernel();
+
+ private:
+  friend class Wakeup;
+  // An entry stands for its Wakeup while their generations agree; a Wakeup
+  // rescheduled or cancelled leaves its old entry behind, void (dropped when
+  // it surfaces), which is cheaper than finding and removing it.
+  struct Entry {
+    uint64_t at;
+    uint32_t id, gen;
+    Wakeup* w;
+    bool live() const { return w->gen_ == gen; }
+  };
+  // Heap order: the earliest (time, id) on top.
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.at != b.at ? a.at > b.at : a.id > b.id;
+    }
+  };
+
+  Scheduler();
+  uint32_t enrol() { return next_id_++; }
+  void schedule(Wakeup& w, uint64_t now);  // w.at_ and w.gen_ set
+  void forget(const Wakeup& w);  // drops w's entries (it is being destroyed)
+  void run();  // the method: runs the instant's rounds, then re-arms
+  void arm();  // keeps tick_ at the earliest pending Wakeup
+
+  static constexpr uint64_t kNever = UINT64_MAX;
+  std::vector<Entry> heap_;   // wake-ups later than now
+  std::vector<Entry> soon_;   // wake-ups for now: the next round, in notify order
+  std::vector<Entry> round_;  // the round being run, in id order
+  uint32_t next_id_ = 0;
+  uint64_t armed_at_ = kNever;  // when tick_ fires, kNever: not armed
+  sc_core::sc_event tick_;
+};
+
+}  // namespace p2
