@@ -20,24 +20,24 @@ class Agenda : public sc_core::sc_module {
   explicit Agenda(sc_core::sc_module_name name) : sc_module(name), wake_([this] { run(); }) {}
   // Runs `f` at `when` (not before now).
   void at(sc_core::sc_time when, std::function<void()> f) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_time();
     if (when < now) when = now;
     items_.emplace(std::make_pair(when.value(), seq_++), std::move(f));
     arm();
   }
   void after(sc_core::sc_time delay, std::function<void()> f) {
-    at(sc_core::sc_time_stamp() + delay, std::move(f));
+    at(sim_time() + delay, std::move(f));
   }
   bool empty() const { return items_.empty(); }
 
  private:
   void arm() {
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = sim_time().value();
     const uint64_t due = items_.begin()->first.first;
     wake_.notify(sc_core::sc_time::from_value(due > now ? due - now : 0));
   }
   void run() {
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = sim_time().value();
     while (!items_.empty() && items_.begin()->first.first <= now) {
       auto f = std::move(items_.begin()->second);
       items_.erase(items_.begin());

@@ -11,7 +11,6 @@
 namespace p2 {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 
 Scheduler& Scheduler::of_kernel() {
   static Scheduler* const kernel = new Scheduler();
@@ -50,7 +49,7 @@ void Scheduler::arm() {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     heap_.pop_back();
   }
-  const uint64_t now = sc_time_stamp().value();
+  const uint64_t now = sim_time().value();
   const uint64_t due = !soon_.empty() ? now : !heap_.empty() ? heap_.front().at : kNever;
   if (due >= armed_at_) return;  // tick_ fires no later than that already
   assert(due >= now);
@@ -60,7 +59,7 @@ void Scheduler::arm() {
 }
 
 void Scheduler::run() {
-  const uint64_t now = sc_time_stamp().value();
+  const uint64_t now = sim_time().value();
   armed_at_ = kNever;
   for (;;) {
     // One round: every Wakeup due now, in id order; what they schedule for
@@ -94,7 +93,7 @@ Wakeup::Wakeup(std::function<void()> fire)
 Wakeup::~Wakeup() { scheduler_.forget(*this); }
 
 void Wakeup::notify(const sc_time& delay) {
-  const uint64_t now = sc_time_stamp().value();
+  const uint64_t now = sim_time().value();
   const uint64_t at = now + delay.value();
   if (at_ <= at) return;  // the earliest wins (kIdle: nothing pending)
   at_ = at;

@@ -40,6 +40,12 @@
 
 namespace p2 {
 
+// The kernel's current time, read inline: sc_time_stamp() is a call into the
+// library, and the model asks for the time several times per TLP hop.
+inline const sc_core::sc_time& sim_time() {
+  return sc_core::sc_get_curr_simcontext()->time_stamp();
+}
+
 class Scheduler;
 
 class Wakeup {

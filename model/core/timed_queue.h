@@ -28,7 +28,7 @@ class TimedQueue {
     if (was_empty) arm();
   }
   bool head_due() const {
-    return !items_.empty() && items_.front().first <= sc_core::sc_time_stamp();
+    return !items_.empty() && items_.front().first <= sim_time();
   }
   T pop() {
     T item = std::move(items_.front().second);
@@ -44,7 +44,7 @@ class TimedQueue {
 
  private:
   void arm() {
-    sc_core::sc_time now = sc_core::sc_time_stamp();
+    sc_core::sc_time now = sim_time();
     sc_core::sc_time due = items_.front().first;
     // A pending earlier wake-up (at once, when the popped item's successor
     // was due then) would swallow this later one: replace it.

@@ -11,7 +11,6 @@
 namespace p2 {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 
 HostConfig HostConfig::make(const Params& p, const LinkConfig& slot) {
   HostConfig c;
@@ -159,7 +158,7 @@ void Host::mmio_write(uint64_t addr, uint64_t value) {
   w->requester = requester_id(node_, Function::Host);
   w->data.resize(8);
   std::memcpy(w->data.data(), &value, 8);
-  issue_from_cpu(std::max(sc_time_stamp(), cpu_store_free_), std::move(w));
+  issue_from_cpu(std::max(sim_time(), cpu_store_free_), std::move(w));
 }
 
 void Host::mmio_read(uint64_t addr, std::function<void(uint64_t, bool)> done) {
@@ -173,13 +172,13 @@ void Host::mmio_read(uint64_t addr, std::function<void(uint64_t, bool)> done) {
   r->requester = requester_id(node_, Function::Host);
   r->tag = tag;
   ++stats_.mmio_reads;
-  issue_from_cpu(std::max(sc_time_stamp(), cpu_store_free_), std::move(r));
+  issue_from_cpu(std::max(sim_time(), cpu_store_free_), std::move(r));
 }
 
 void Host::pio_write(uint64_t addr, const uint8_t* data, uint32_t len) {
   const uint32_t store = config_.pio_store_bytes;
   const sc_time gap = config_.pio_store_gap;
-  sc_time at = std::max(sc_time_stamp(), cpu_store_free_);
+  sc_time at = std::max(sim_time(), cpu_store_free_);
   for (uint32_t done = 0; done < len; done += store) {
     auto w = std::make_unique<Tlp>();
     w->kind = TlpKind::MemWrite;
@@ -214,11 +213,11 @@ void Host::tlp_arrived(LinkPort& port, TlpPtr tlp) {
         return;
       }
       // Posted writes stay in order: none becomes visible before an older one.
-      sc_time visible = sc_time_stamp() + m->write_latency;
+      sc_time visible = sim_time() + m->write_latency;
       if (m->write_bytes_per_ns > 0) {
         // The memory takes the bytes at its write rate; the link's credits
         // come back as it does, so a faster sender is held back.
-        sc_time start = std::max(sc_time_stamp(), m->write_free);
+        sc_time start = std::max(sim_time(), m->write_free);
         m->write_free = start + sc_time(tlp->length / m->write_bytes_per_ns, sc_core::SC_NS);
         visible = std::max(visible, m->write_free);
       }
@@ -260,7 +259,7 @@ void Host::on_writes_due() {
       std::memcpy(m->bytes + off, w->data.data(), w->length);
     ++stats_.writes;
     stats_.write_bytes += w->length;
-    sc_time latency = sc_time_stamp() - w->born;
+    sc_time latency = sim_time() - w->born;
     stats_.write_latency_total += latency;
     stats_.write_latency_max = std::max(stats_.write_latency_max, latency);
     rp.link->release(*w);
@@ -273,7 +272,7 @@ void Host::serve_read(RootPort& rp, TlpPtr req) {
   uint64_t off;
   Memory* m = memory_for(rp, req->addr, req->length, &off);
   Memory& engine = m ? *m : rp.host_mem;
-  sc_time start = std::max(sc_time_stamp() + engine.read_latency, engine.read_free);
+  sc_time start = std::max(sim_time() + engine.read_latency, engine.read_free);
   // A read never passes a posted write that arrived before it.
   if (!rp.writes_due.empty()) start = std::max(start, rp.writes_due.last_due());
   // External GPU memory is fetched once per request, the same bytes the

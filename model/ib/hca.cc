@@ -11,7 +11,6 @@
 namespace p2 {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 
 Hca::Hca(sc_core::sc_module_name name, unsigned node, unsigned nodes, const IbConfig& config)
     : sc_module(name), node_(node), nodes_(nodes), config_(config), agenda_("agenda"),
@@ -80,7 +79,7 @@ uint64_t Hca::reg_peek(uint64_t r) const {
 }
 
 void Hca::mmio_write(uint64_t r, uint64_t v) {
-  const sc_time now = sc_time_stamp();
+  const sc_time now = sim_time();
   switch (r) {
     case IB_REG_SQ_BASE:
       sq_base_ = v;
@@ -127,7 +126,7 @@ void Hca::mmio_write(uint64_t r, uint64_t v) {
 void Hca::pcie_send(TlpPtr tlp) {
   tlp->id = (static_cast<uint64_t>(node_) << 48) | (1ULL << 47) | next_tlp_id_++;
   if (tlp->is_request()) {
-    tlp->born = sc_time_stamp();
+    tlp->born = sim_time();
     ++tlps_created_;
   }
   pcie_out_.push_back(std::move(tlp));
@@ -219,7 +218,7 @@ void Hca::tlp_arrived(LinkPort& port, TlpPtr tlp) {
           ib_wqe w{};
           std::memcpy(&w, done.buf.data(), std::min<size_t>(sizeof w, done.buf.size()));
           ++sq_fetched_;
-          sc_time db = doorbells_.empty() ? sc_time_stamp() : doorbells_.front();
+          sc_time db = doorbells_.empty() ? sim_time() : doorbells_.front();
           if (!doorbells_.empty()) doorbells_.pop_front();
           wqe_fetching_ = false;
           changed();
@@ -468,7 +467,7 @@ void Hca::rail_drain(unsigned rail) {
   auto& q = tx_[rail];
   while (!q.empty() && rails_[rail]->ready(q.front()->wire_bytes)) {
     ++stats_.packets_out[rail];
-    rails_[rail]->send(std::move(q.front()), sc_time_stamp());
+    rails_[rail]->send(std::move(q.front()), sim_time());
     q.pop_front();
   }
 }
@@ -493,7 +492,7 @@ void Hca::finish_message(Message& m) {
   if (m.status == IB_OK) {
     ++stats_.messages_sent;
     stats_.bytes_sent += w.length;
-    const sc_time lat = sc_time_stamp() - m.doorbell;
+    const sc_time lat = sim_time() - m.doorbell;
     if (stats_.messages_sent == 1 || lat < stats_.latency_min) stats_.latency_min = lat;
     stats_.latency_max = std::max(stats_.latency_max, lat);
     stats_.latency_total += lat;
@@ -630,7 +629,7 @@ void Hca::process_rx(unsigned rail) {
       a.status = st.status;
       a.wire_bytes = config_.ack_bytes;
       a.id = (static_cast<uint64_t>(node_) << 48) | next_packet_id_++;
-      a.born = sc_time_stamp();
+      a.born = sim_time();
       agenda_.after(config_.ack, [this, ack, rail] {
         tx_[rail].push_back(std::move(*ack));
         rail_drain(rail);

@@ -6,7 +6,6 @@
 namespace p2 {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 
 IbLink::IbLink(sc_core::sc_module_name name, const IbLinkConfig& config)
     : sc_module(name), config_(config), agenda_("agenda") {
@@ -23,7 +22,7 @@ const IbDirStats& IbPort::tx_stats() const { return link_->dirs_[side_].stats; }
 
 bool IbPort::ready(uint32_t wire_bytes) {
   IbLink::Dir& d = link_->dirs_[side_];
-  const sc_time now = sc_time_stamp();
+  const sc_time now = sim_time();
   if (d.wire_free > now) return false;
   if (d.credits < link_->config_.blocks(wire_bytes)) {
     if (!d.stalled) {
@@ -38,7 +37,7 @@ bool IbPort::ready(uint32_t wire_bytes) {
 sc_time IbPort::send(IbPacketPtr p, sc_time not_before_end) {
   IbLink::Dir& d = link_->dirs_[side_];
   const IbLinkConfig& c = link_->config_;
-  const sc_time now = sc_time_stamp();
+  const sc_time now = sim_time();
   const uint32_t blocks = c.blocks(p->wire_bytes);
   if (d.wire_free > now || d.credits < blocks) throw std::logic_error(name_ + ": send while not ready");
   if (d.stalled) {

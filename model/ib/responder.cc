@@ -8,7 +8,6 @@
 
 namespace p2 {
 
-using sc_core::sc_time_stamp;
 
 IbResponder::IbResponder(unsigned node, const IbConfig& config, Agenda& agenda, Host host)
     : node_(node), config_(config), agenda_(agenda), host_(std::move(host)) {
@@ -38,7 +37,7 @@ IbPacketPtr IbResponder::response_to(const IbPacket& req, unsigned rail, uint32_
   r->last = offset + payload >= req.read_length;
   r->data.resize(payload);
   r->id = host_.packet_id();
-  r->born = sc_time_stamp();
+  r->born = sim_time();
   if (ib_is_atomic(req.opcode))
     r->wire_bytes = config_.header_bytes + config_.aeth_bytes + config_.atomic_ack_bytes;
   else

@@ -5,7 +5,6 @@
 namespace p2 {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 
 IbSwitch::IbSwitch(sc_core::sc_module_name name, unsigned ports, const IbConfig& config)
     : sc_module(name), config_(config), ports_(ports, nullptr), outputs_(ports), agenda_("agenda") {}
@@ -21,7 +20,7 @@ void IbSwitch::packet_arrived(IbPort& port, IbPacketPtr p, sc_time tail) {
   const unsigned in = port.tag();
   auto shared = std::make_shared<IbPacketPtr>(std::move(p));
   agenda_.after(config_.switch_latency, [this, out, in, shared, tail] {
-    Waiting w{std::move(*shared), tail, in, 0, sc_time_stamp()};
+    Waiting w{std::move(*shared), tail, in, 0, sim_time()};
     w.wire_bytes = w.p->wire_bytes;
     outputs_[out].push_back(std::move(w));
     try_output(out);
@@ -36,7 +35,7 @@ void IbSwitch::try_output(unsigned out) {
     Waiting w = std::move(q.front());
     q.pop_front();
     ++stats_.packets;
-    stats_.queue_total += sc_time_stamp() - w.eligible;
+    stats_.queue_total += sim_time() - w.eligible;
     ports_[out]->send(std::move(w.p), w.tail);
     ports_[w.in]->release(w.wire_bytes);
   }

@@ -15,7 +15,6 @@ namespace p2 {
 
 using sc_core::SC_NS;
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 using sc_core::SC_ZERO_TIME;
 
 const char* link_end_kind_name(LinkEndKind k) {
@@ -148,10 +147,10 @@ struct PcieLink::Direction {
   std::array<uint64_t, kFcClasses> held_hdr{}, held_data{};
   uint64_t received = 0;
 
-  bool wire_idle() const { return sc_time_stamp() >= busy_until; }
+  bool wire_idle() const { return sim_time() >= busy_until; }
   // Puts one TLP or DLLP of `bytes` line bytes on the wire, starting now.
   void occupy(const LinkConfig& cfg, uint32_t bytes, InFlight&& item) {
-    const sc_time now = sc_time_stamp();
+    const sc_time now = sim_time();
     if (stalled) {
       stats.credit_stall += now - stall_since;
       stalled = false;
@@ -166,7 +165,7 @@ struct PcieLink::Direction {
   }
   // Something may be startable: now if the wire is idle, else when it frees.
   void wake() {
-    const sc_time now = sc_time_stamp();
+    const sc_time now = sim_time();
     if (now >= busy_until)
       kick.notify(SC_ZERO_TIME);
     else
@@ -177,7 +176,7 @@ struct PcieLink::Direction {
   void more_after_this() {
     bool owed = acks_owed > 0 || queued > 0;
     for (const FcOwed& o : fc_owed) owed = owed || o.waiting;
-    if (owed) wire_free.notify(busy_until - sc_time_stamp());
+    if (owed) wire_free.notify(busy_until - sim_time());
   }
 };
 
@@ -274,7 +273,7 @@ void PcieLink::transmit(Direction& d) {
   if (c < 0) {
     if (!d.stalled) {
       d.stalled = true;
-      d.stall_since = sc_time_stamp();
+      d.stall_since = sim_time();
     }
     return;
   }
@@ -287,7 +286,7 @@ void PcieLink::transmit(Direction& d) {
   const uint32_t bytes = config_.tlp_wire_bytes(t);
   ++d.stats.tlps;
   d.stats.payload_bytes += t.payload_bytes();
-  const sc_time start = sc_time_stamp();
+  const sc_time start = sim_time();
   const Tlp* sent = item.tlp.get();  // stays alive: the in-flight ring owns it
   d.occupy(config_, bytes, std::move(item));
   if (d.observer) d.observer->on_tlp_sent(*ends_[d.tx], *sent, start, d.busy_until);
@@ -299,7 +298,7 @@ void PcieLink::transmit(Direction& d) {
 }
 
 void PcieLink::deliver(Direction& d) {
-  const sc_time now = sc_time_stamp();
+  const sc_time now = sim_time();
   Direction& back = *dirs_[d.rx];  // the reverse wire, transmitted by our receiver
   while (!d.flight.empty() && d.flight.front().at <= now) {
     Direction::InFlight item = d.flight.pop_front();
@@ -330,7 +329,7 @@ void PcieLink::deliver(Direction& d) {
 }
 
 void PcieLink::credits_ready(Direction& d) {
-  const sc_time now = sc_time_stamp();
+  const sc_time now = sim_time();
   bool any = false;
   while (!d.releases.empty() && d.releases.front().ready <= now) {
     Direction::Release r = d.releases.pop_front();
@@ -357,7 +356,7 @@ void PcieLink::release_at(int side, FcClass cls, uint32_t data_credits) {
   if (cr.hdr.infinite && cr.data.infinite) return;
   Direction& out = *dirs_[side];
   Direction::Release r;
-  r.ready = sc_time_stamp() + config_.fc_update_latency;
+  r.ready = sim_time() + config_.fc_update_latency;
   r.cls = cls;
   r.data = cr.data.infinite ? 0 : data_credits;
   if (out.releases.empty()) out.release_ready.notify(config_.fc_update_latency);
@@ -404,7 +403,7 @@ const LinkDirStats& LinkPort::tx_stats() const {
   // A stall still going on counts up to now, so end-of-run figures see it.
   PcieLink::Direction& d = *link_->dirs_[side_];
   if (d.stalled) {
-    const sc_time now = sc_time_stamp();
+    const sc_time now = sim_time();
     d.stats.credit_stall += now - d.stall_since;
     d.stall_since = now;
   }

@@ -6,7 +6,6 @@
 namespace p2 {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 
 namespace {
 
@@ -109,13 +108,13 @@ void Dmac::start(unsigned c, uint64_t command) {
 
 void Dmac::begin_descriptor(unsigned c) {
   Channel& ch = channels_[c];
-  ch.started = sc_time_stamp();
+  ch.started = sim_time();
   ++ch.serial;
   ch.tags = 0;
   if (ch.register_mode) {
     ch.desc = ch.slots[ch.next_slot++];
     ch.phase = Phase::Decode;
-    decoding_.push(clock_.edge_at_or_after(sc_time_stamp()) +
+    decoding_.push(clock_.edge_at_or_after(sim_time()) +
                        clock_.cycles(config_.reg_desc_cycles + config_.desc_cycles),
                    c);
     return;
@@ -149,7 +148,7 @@ void Dmac::descriptor_arrived(unsigned c, const p2_desc& d) {
   ch.desc = d;
   ch.next_desc = d.next;
   ch.phase = Phase::Decode;
-  decoding_.push(clock_.edge_at_or_after(sc_time_stamp()) + clock_.cycles(config_.desc_cycles), c);
+  decoding_.push(clock_.edge_at_or_after(sim_time()) + clock_.cycles(config_.desc_cycles), c);
   if ((d.flags & P2_DESC_PIPELINE) && d.next != 0) {
     ch.prefetch = Channel::Prefetch{};
     ch.prefetch.addr = d.next;
@@ -261,7 +260,7 @@ int Dmac::issue_read(unsigned c, Purpose purpose, uint64_t src, uint32_t len, ui
   req->length = len;
   req->requester = requester_id(node_, Function::Dmac);
   req->tag = static_cast<uint8_t>(tag);
-  req->born = sc_time_stamp();
+  req->born = sim_time();
   send(std::move(req), -1);
   return tag;
 }
@@ -273,7 +272,7 @@ void Dmac::send(TlpPtr tlp, int tag) {
 }
 
 void Dmac::kick() {
-  sc_time now = sc_time_stamp();
+  sc_time now = sim_time();
   run_wake_.notify(clock_.edge_at_or_after(now) - now);
 }
 
@@ -428,7 +427,7 @@ void Dmac::complete(unsigned c, const p2_desc& d, sc_time started) {
   if (d.flags & P2_DESC_NOTIFY) notify(p2_addr_node(d.dst));
   if (d.flags & P2_DESC_NOTIFY_SELF) notify(node_);
 
-  sc_time latency = sc_time_stamp() - started;
+  sc_time latency = sim_time() - started;
   if (stats_.descriptors == 0 || latency < stats_.latency_min) stats_.latency_min = latency;
   if (latency > stats_.latency_max) stats_.latency_max = latency;
   stats_.latency_total += latency;

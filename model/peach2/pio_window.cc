@@ -11,7 +11,7 @@ PioWindow::PioWindow(sc_core::sc_module_name name, unsigned nnodes, const ChipCo
 }
 
 void PioWindow::accept(TlpPtr tlp) {
-  sc_core::sc_time now = sc_core::sc_time_stamp();
+  sc_core::sc_time now = sim_time();
   stage_.push(now + clock_.cycles(config_.translate_cycles),
               std::move(tlp));
 }

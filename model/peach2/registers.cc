@@ -23,7 +23,7 @@ uint64_t Registers::read(uint64_t off) const {
     case P2_REG_CHIP_ID: return P2_CHIP_ID_VALUE;
     case P2_REG_NODE_ID: return node_;
     case P2_REG_NUM_NODES: return nnodes_;
-    case P2_REG_CYCLES: return clock_.cycle_count(sc_core::sc_time_stamp());
+    case P2_REG_CYCLES: return clock_.cycle_count(sim_time());
     case P2_REG_PORT_MODE: return port_modes_;
     case P2_REG_NOTIFY_RING: return ring_base_;
     case P2_REG_NOTIFY_RING_SIZE: return ring_size_;
@@ -95,14 +95,14 @@ void Registers::append_notification(uint64_t word) {
   w->requester = requester_id(node_, Function::Chip);
   w->data.resize(8);
   std::memcpy(w->data.data(), &entry, 8);
-  w->born = sc_core::sc_time_stamp();
+  w->born = sim_time();
   w->id = (static_cast<uint64_t>(node_) << 48) | (2ull << 44) | ring_head_;
   ++ring_head_;
   router_.inject(Xbar::Regs, std::move(w));
 }
 
 void Registers::accept(TlpPtr tlp) {
-  accesses_.push(sc_core::sc_time_stamp() +
+  accesses_.push(sim_time() +
                      clock_.cycles(config_.access_cycles),
                  std::move(tlp));
 }

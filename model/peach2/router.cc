@@ -5,7 +5,6 @@
 namespace p2 {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 
 const char* xbar_name(Xbar x) {
   switch (x) {
@@ -46,19 +45,19 @@ void Router::tlp_arrived(LinkPort& port, TlpPtr tlp) {
   assert(!"TLP from a link not attached to this router");
 }
 
-void Router::tx_space(LinkPort&) { wake(sc_time_stamp()); }
+void Router::tx_space(LinkPort&) { wake(sim_time()); }
 
 void Router::inject(Xbar from, TlpPtr tlp) {
   Input& in = inputs_[static_cast<int>(from)];
   ++stats_.tlps_in[static_cast<int>(from)];
   in.queue.push_back(std::move(tlp));
-  if (in.queue.size() == 1) wake(sc_time_stamp());
+  if (in.queue.size() == 1) wake(sim_time());
 }
 
 void Router::wake(sc_time at) {
   // Decisions happen on clock edges.
   sc_time edge = clock_.edge_at_or_after(at);
-  arbitrate_wake_.notify(edge - sc_time_stamp());
+  arbitrate_wake_.notify(edge - sim_time());
 }
 
 Xbar Router::route_to(unsigned dest) const {
@@ -119,13 +118,13 @@ size_t Router::bubble(int in, int out) const {
 
 void Router::answer_unsupported(const Tlp& read) {
   TlpPtr cpl = make_completion(read, CplStatus::UnsupportedRequest);
-  cpl->born = sc_time_stamp();
+  cpl->born = sim_time();
   ++stats_.unsupported_reads;
   inject(Xbar::Regs, std::move(cpl));
 }
 
 void Router::arbitrate() {
-  const sc_time now = sc_time_stamp();
+  const sc_time now = sim_time();
   sc_time next_wake = sc_core::SC_ZERO_TIME;
   auto want_wake = [&](sc_time t) {
     if (next_wake == sc_core::SC_ZERO_TIME || t < next_wake) next_wake = t;
@@ -236,7 +235,7 @@ void Router::deliver() {
       delivered = true;
     }
   }
-  if (delivered) wake(sc_time_stamp());
+  if (delivered) wake(sim_time());
 }
 
 }  // namespace p2

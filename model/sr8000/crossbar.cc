@@ -27,7 +27,7 @@ void SrSwitch::serialise(SrLink* in, SrPacketPtr p) {
   if (busy_ && !mine) {
     // Held in this input's buffer (its space stays taken) until the
     // broadcast passing now has ended.
-    held_.push_back({sc_core::sc_time_stamp(), in, std::move(p)});
+    held_.push_back({sim_time(), in, std::move(p)});
     return;
   }
   busy_ = !p->last;
@@ -39,7 +39,7 @@ void SrSwitch::serialise(SrLink* in, SrPacketPtr p) {
   while (!busy_ && !held_.empty()) {
     Held h = std::move(held_.front());
     held_.pop_front();
-    stats_.serial_wait += sc_core::sc_time_stamp() - h.since;
+    stats_.serial_wait += sim_time() - h.since;
     busy_ = !h.p->last;
     owner_src_ = h.p->src;
     owner_message_ = h.p->message;
@@ -47,7 +47,7 @@ void SrSwitch::serialise(SrLink* in, SrPacketPtr p) {
     // Packets of the new owner already waiting go right after it.
     for (auto it = held_.begin(); busy_ && it != held_.end();) {
       if (it->p->src == owner_src_ && it->p->message == owner_message_) {
-        stats_.serial_wait += sc_core::sc_time_stamp() - it->since;
+        stats_.serial_wait += sim_time() - it->since;
         busy_ = !it->p->last;
         fan_out(it->in, it->p);
         it = held_.erase(it);

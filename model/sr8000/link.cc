@@ -5,7 +5,7 @@
 namespace p2 {
 
 void SrLink::send(SrPacketPtr p, std::function<void()> left) {
-  queue_.push_back({std::move(p), std::move(left), sc_core::sc_time_stamp()});
+  queue_.push_back({std::move(p), std::move(left), sim_time()});
   pump();
 }
 
@@ -15,7 +15,7 @@ void SrLink::release(uint64_t wire_bytes) {
 }
 
 void SrLink::pump() {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_time();
   while (!queue_.empty()) {
     if (free_ > now) {
       // Busy: look again when the packet on the wire is out.

@@ -11,7 +11,6 @@
 namespace p2 {
 
 using sc_core::sc_time;
-using sc_core::sc_time_stamp;
 
 Nia::Nia(unsigned node, const Sr8000Config& config, Host& host, Agenda& agenda,
          SrFabric& net)
@@ -98,7 +97,7 @@ void Nia::reg_write(uint64_t off, uint64_t v) {
     return;
   }
   if (off == SR_REG_KICK || off == SR_REG_BCAST_KICK) {
-    kicks_.push_back({v, off == SR_REG_BCAST_KICK, sc_time_stamp()});
+    kicks_.push_back({v, off == SR_REG_BCAST_KICK, sim_time()});
     start_next();
     return;
   }
@@ -193,12 +192,12 @@ void Nia::finish_tcw(const Kick& k, sc_time at, sr_status status) {
   agenda_.at(at + config_.mem_write_latency, [this, k, status] {
     const uint64_t word = SR_TCW_DONE | static_cast<uint64_t>(status);
     host_.bus_write(k.addr + SR_TCW_DESC_BYTES, reinterpret_cast<const uint8_t*>(&word), 8);
-    stats_.tcw_latency_total += sc_time_stamp() - k.at;
+    stats_.tcw_latency_total += sim_time() - k.at;
   });
 }
 
 void Nia::run_tcw(const Kick& k, const sr_tcw& t) {
-  const sc_time t0 = sc_time_stamp();
+  const sc_time t0 = sim_time();
   const sr_status st = check_tcw(t, k.broadcast);
   if (st != SR_OK) {
     stats_.tcw_errors++;
@@ -246,15 +245,15 @@ void Nia::run_tcw(const Kick& k, const sr_tcw& t) {
         const uint8_t* b = host_.translate(src, len);
         p->data.assign(b, b + len);
       }
-      p->born = sc_time_stamp();
+      p->born = sim_time();
       stats_.packets_sent++;
       stats_.bytes_sent += len;
       if (p->route.empty()) {
         accept(p, nullptr);  // to itself: no link crossed
-        if (p->last) finish_tcw(k, sc_time_stamp(), SR_OK);
+        if (p->last) finish_tcw(k, sim_time(), SR_OK);
       } else if (p->last) {
         // The TCW is done once its last packet's tail has left the node.
-        p->route[0]->send(p, [this, k] { finish_tcw(k, sc_time_stamp(), SR_OK); });
+        p->route[0]->send(p, [this, k] { finish_tcw(k, sim_time(), SR_OK); });
       } else {
         p->route[0]->send(p);
       }
@@ -295,7 +294,7 @@ void Nia::packet_arrived(SrLink& from, SrPacketPtr p) { accept(std::move(p), &fr
 
 void Nia::accept(SrPacketPtr p, SrLink* in) {
   stats_.packets_received++;
-  const sc_time visible = std::max(sc_time_stamp() + config_.rx_process + config_.mem_write_latency, rx_free_);
+  const sc_time visible = std::max(sim_time() + config_.rx_process + config_.mem_write_latency, rx_free_);
   rx_free_ = visible;
   agenda_.at(visible, [this, p, in] {
     receive(p, in);
