@@ -33,7 +33,7 @@ void Scheduler::schedule(Wakeup& w, uint64_t now) {
     heap_.push_back(e);
     std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
-  if (e.at < armed_at_) arm();  // else tick_ fires no later than that already
+  if (!direct_ && e.at < armed_at_) arm();  // else tick_ fires no later already
 }
 
 void Scheduler::forget(const Wakeup& w) {
@@ -58,9 +58,7 @@ void Scheduler::arm() {
   armed_at_ = due;
 }
 
-void Scheduler::run() {
-  const uint64_t now = sim_time().value();
-  armed_at_ = kNever;
+void Scheduler::run_instant(uint64_t now) {
   for (;;) {
     // One round: every Wakeup due now, in id order; what they schedule for
     // now waits for the next round.
@@ -73,7 +71,7 @@ void Scheduler::run() {
     for (const Entry& e : soon_)
       if (e.live()) round_.push_back(e);
     soon_.clear();
-    if (round_.empty()) break;
+    if (round_.empty()) return;
     std::sort(round_.begin(), round_.end(),
               [](const Entry& a, const Entry& b) { return a.id < b.id; });
     for (const Entry& e : round_) {
@@ -82,7 +80,48 @@ void Scheduler::run() {
     }
     for (size_t i = 0; i < round_.size(); ++i) round_[i].w->fire_();
   }
+}
+
+void Scheduler::run() {
+  if (direct_) return;  // a tick armed before the switch
+  armed_at_ = kNever;
+  run_instant(sim_time().value());
   arm();
+}
+
+void Scheduler::drive_directly() {
+  if (direct_) return;
+  set_clock(sc_core::sc_time_stamp().value());
+  direct_ = true;
+  direct_clock_ = &clock_;
+}
+
+uint64_t Scheduler::next_due() {
+  for (const Entry& e : soon_)
+    if (e.live()) return clock_ps_;
+  soon_.clear();
+  while (!heap_.empty() && !heap_.front().live()) {
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    heap_.pop_back();
+  }
+  return heap_.empty() ? kNever : heap_.front().at;
+}
+
+bool Scheduler::run_through(uint64_t last) {
+  assert(direct_);
+  pause_ = false;
+  for (;;) {
+    const uint64_t t = next_due();
+    if (t == kNever || t > last) break;
+    set_clock(t);
+    run_instant(t);
+    if (pause_) {
+      pause_ = false;
+      return false;
+    }
+  }
+  if (last != kNever && last > clock_ps_) set_clock(last);
+  return true;
 }
 
 // ---- Wakeup -------------------------------------------------------------------

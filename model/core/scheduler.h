@@ -40,13 +40,13 @@
 
 namespace p2 {
 
-// The kernel's current time, read inline: sc_time_stamp() is a call into the
-// library, and the model asks for the time several times per TLP hop.
-inline const sc_core::sc_time& sim_time() {
-  return sc_core::sc_get_curr_simcontext()->time_stamp();
-}
-
 class Scheduler;
+
+// The model's current time (ps resolution): SystemC's, or the Scheduler's
+// own while it is driven directly. Read inline: sc_time_stamp() is a call
+// into the library, and the model asks for the time several times per TLP
+// hop.
+inline const sc_core::sc_time& sim_time();
 
 class Wakeup {
  public:
@@ -80,6 +80,24 @@ class Scheduler {
   // one per process, and so is this; never destroyed, as the kernel is not).
   static Scheduler& of_kernel();
 
+  // Direct drive, for a program in which this is the only SystemC process
+  // (p2sim: every unit's activity is a Wakeup): once SystemC has started (an
+  // sc_start of zero time), the program advances the model with
+  // run_through(), and SystemC's kernel stands still. An instant then costs
+  // its rounds alone, not also a pass of SystemC's evaluate, update and
+  // time-advance phases, a fifth of the simulator's work on a collective
+  // loop. The same instants run in the same rounds and order either way.
+  void drive_directly();
+  static constexpr uint64_t kNever = UINT64_MAX;
+  // Directly driven: the earliest instant with something due (the current
+  // one if a round is waiting), or kNever.
+  uint64_t next_due();
+  // Directly driven: runs every instant up to and including `last` and
+  // stands at `last`; or stops at the end of an instant in which pause() was
+  // called, stands there and returns false.
+  bool run_through(uint64_t last);
+  void pause() { pause_ = true; }
+
  private:
   friend class Wakeup;
   // An entry stands for its Wakeup while their generations agree; a Wakeup
@@ -103,9 +121,20 @@ class Scheduler {
   void schedule(Wakeup& w, uint64_t now);  // w.at_ and w.gen_ set
   void forget(const Wakeup& w);  // drops w's entries (it is being destroyed)
   void run();  // the method: runs the instant's rounds, then re-arms
+  void run_instant(uint64_t now);  // every round of the instant `now`
+  void set_clock(uint64_t t) {
+    clock_ps_ = t;
+    clock_ = sc_core::sc_time::from_value(t);
+  }
   void arm();  // keeps tick_ at the earliest pending Wakeup
 
-  static constexpr uint64_t kNever = UINT64_MAX;
+  friend const sc_core::sc_time& sim_time();
+  // While driven directly, the clock sim_time() reads; null before (it reads
+  // SystemC's). Set once, like SystemC's own pointer to its kernel.
+  static inline const sc_core::sc_time* direct_clock_ = nullptr;
+  sc_core::sc_time clock_;
+  uint64_t clock_ps_ = 0;
+  bool direct_ = false, pause_ = false;
   std::vector<Entry> heap_;   // wake-ups later than now
   std::vector<Entry> soon_;   // wake-ups for now: the next round, in notify order
   std::vector<Entry> round_;  // the round being run, in id order
@@ -113,5 +142,10 @@ class Scheduler {
   uint64_t armed_at_ = kNever;  // when tick_ fires, kNever: not armed
   sc_core::sc_event tick_;
 };
+
+inline const sc_core::sc_time& sim_time() {
+  const sc_core::sc_time* direct = Scheduler::direct_clock_;
+  return direct ? *direct : sc_core::sc_get_curr_simcontext()->time_stamp();
+}
 
 }  // namespace p2

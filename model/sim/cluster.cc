@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "core/scheduler.h"
 #include "sr8000/network.h"
 #include "stats/trace.h"
 
@@ -112,7 +113,7 @@ std::string Cluster::finish_trace() {
 
 ClusterSummary Cluster::summary() const {
   ClusterSummary s;
-  s.simulated = sc_core::sc_time_stamp();
+  s.simulated = sim_time();
   // TLPs the hosts' root complexes and the networks' own units created.
   for (const auto& h : hosts_) s.tlps += h->stats().tlps_sent;
   for (const auto& net : networks_) s.tlps += net->tlps_created();
@@ -122,7 +123,7 @@ ClusterSummary Cluster::summary() const {
 }
 
 void Cluster::write_stats_table(std::ostream& out) const {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_time();
   out << "simulated time: " << std::fixed << std::setprecision(3) << us(now) << " us\n\n";
   out << "link port (transmitting)         TLPs      payload B     wire B   busy us   util  stall us\n";
   for (PcieLink* l : links()) {
@@ -146,7 +147,7 @@ void Cluster::write_stats_table(std::ostream& out) const {
 
 void Cluster::write_stats_json(std::ostream& out, const ProcessStats* process,
                                const ProgramWork* work) const {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time now = sim_time();
   const ClusterSummary sum = summary();
   out << std::setprecision(9);
   out << "{\n  \"summary\": {\"simulated_us\": " << us(sum.simulated) << ", \"tlps\": " << sum.tlps

@@ -20,10 +20,6 @@
 
 namespace p2 {
 
-using sc_core::sc_pending_activity;
-using sc_core::sc_pending_activity_at_current_time;
-using sc_core::sc_start;
-using sc_core::sc_time_to_pending_activity;
 
 Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& rank_node,
                    p2_clock_mode clock, Flags flags)
@@ -176,7 +172,8 @@ void Frontend::refresh_live() {
 // ---- Advancing the model ---------------------------------------------------
 
 void Frontend::settle() {
-  while (sc_pending_activity_at_current_time()) sc_start(sc_core::SC_ZERO_TIME);
+  while (!sched_.run_through(now_ps())) {
+  }
 }
 
 bool Frontend::advance_through(uint64_t last) {
@@ -186,21 +183,21 @@ bool Frontend::advance_through(uint64_t last) {
   }
   uint64_t now = now_ps();
   if (now > last) return true;
-  // One run to `last` (sc_start(d) runs the events before now + d; settle()
-  // those at it). An answer on the way pauses the kernel at the end of its
-  // delta cycle (answer() calls sc_pause), and settle() finishes that
-  // instant: the rank resumes there, before anything later is simulated.
-  if (last > now) sc_start(ps(last - now));
-  settle();
+  // One run through `last`. An answer on the way stops it at the end of
+  // that instant (answer() calls pause()): the rank resumes there, before
+  // anything later is simulated.
+  sched_.run_through(last);
   if (!answered_) return true;
   answered_ = false;
   return false;
 }
 
 void Frontend::step_next_instant() {
-  sc_core::sc_time d = sc_time_to_pending_activity();
-  if (d > sc_core::SC_ZERO_TIME) sc_start(d);
-  settle();
+  const uint64_t next = sched_.next_due();
+  if (next != Scheduler::kNever) {
+    while (!sched_.run_through(next)) {
+    }
+  }
   answered_ = false;
 }
 
@@ -440,9 +437,9 @@ void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
   if (clock_ == P2_CLOCK_CPU) p2_st_sc(&r.channel->clock_pub, P2_CLOCK_UNKNOWN);
   p2_chan_answer(r.channel, r.wait.seq, status, value, t);
   answered_ = true;
-  // From inside the model's processes: stop this run of the kernel at the
-  // end of the delta cycle, so advance_through() returns at this instant.
-  if (sc_core::sc_get_status() == sc_core::SC_RUNNING) sc_core::sc_pause();
+  // From inside the model's activity: stop this run at the end of the
+  // instant, so advance_through() returns there.
+  sched_.pause();
 }
 
 void Frontend::on_device_change(unsigned node, unsigned dev) {
@@ -466,7 +463,11 @@ void Frontend::on_memory_write(unsigned node, uint64_t addr, uint32_t len) {
 // ---- The loop ----------------------------------------------------------------
 
 int Frontend::run() {
-  settle();  // SystemC's initialisation phase
+  // SystemC's initialisation phase; from then on this loop advances the
+  // model itself (core/scheduler.h, "Direct drive").
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  sched_.drive_directly();
+  settle();
   for (;;) {
     if (*flags_.stop) return 128 + *flags_.stop;
     p2_st(&job_->sim_now_ps, now_ps());
@@ -513,14 +514,14 @@ int Frontend::run() {
       // No rank can send anything until it is answered: run the model until
       // an answer pauses it, a slice of simulated time at a time (so that a
       // stop or a state dump is seen), instead of one instant per turn.
-      if (sc_pending_activity()) {
+      if (sched_.next_due() != Scheduler::kNever) {
         const uint64_t now = now_ps();
-        const uint64_t next = now + sc_time_to_pending_activity().value();
+        const uint64_t next = sched_.next_due();
         advance_through(std::max(next, now + kRunSlicePs));
         answered_ = false;
         continue;
       }
-      if (waiting_ > 0 && !exit_unreaped()) return deadlock();
+      if (waiting_ > 0 && !exit_unreaped() && !parked_may_resume()) return deadlock();
     } else if (limit.time > 0 && !advance_through(limit.time - 1)) {
       continue;
     }
@@ -529,7 +530,8 @@ int Frontend::run() {
     if (check_stall()) return kStallStatus;
     // With --clock=cpu the running ranks' horizons move by themselves; poll
     // them often, but only while there is something for time to advance.
-    bool poll = clock_ == P2_CLOCK_CPU && (sc_pending_activity() || next_request());
+    bool poll =
+        clock_ == P2_CLOCK_CPU && (sched_.next_due() != Scheduler::kNever || next_request());
     p2_job_sleep(job_, bell, poll ? P2_CHAN_CPU_POLL_US : P2_CHAN_LIVENESS_US);
   }
 }
@@ -554,7 +556,8 @@ bool Frontend::check_stall() {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   double wall = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-  const bool something_to_do = waiting_ > 0 || sc_pending_activity() || next_request();
+  const bool something_to_do =
+      waiting_ > 0 || sched_.next_due() != Scheduler::kNever || next_request();
   if (mark != stall_mark_ || !something_to_do) {
     stall_mark_ = mark;
     stall_since_ = wall;
@@ -599,10 +602,32 @@ bool Frontend::exit_unreaped() {
   return wall - exit_wait_since_ < kExitReapGraceSeconds;
 }
 
+// A parked lane's thread may already run on the host, woken by something
+// the simulator does not see: the MPI layer's lock, which a thread hands
+// over as it starts a wait here (mpi/README.md, "Threads"), ends a parking
+// that no UNPARK ends (lib/src/rt/rt_threads.c). That thread posts within
+// microseconds of host time, so while lanes are parked a deadlock is called
+// only after kParkGraceSeconds without a new request. The loop sleeps on the
+// doorbell meanwhile, which the thread's post rings. Only the moment a real
+// deadlock is called depends on host time, never a simulated figure.
+bool Frontend::parked_may_resume() {
+  bool parked = false;
+  for (unsigned i : live_) parked = parked || ranks_[i].parked;
+  if (!parked) return false;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const double wall = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  if (park_wait_since_ < 0 || park_wait_mark_ != requests_seen_) {
+    park_wait_mark_ = requests_seen_;
+    park_wait_since_ = wall;
+  }
+  return wall - park_wait_since_ < kParkGraceSeconds;
+}
+
 void Frontend::finish() {
   // Every rank is gone. Let what they started run out, so that statistics and
   // traces cover it.
-  while (sc_pending_activity() && !*flags_.stop) step_next_instant();
+  while (sched_.next_due() != Scheduler::kNever && !*flags_.stop) step_next_instant();
 }
 
 }  // namespace p2

@@ -19,9 +19,10 @@
 // the model has run every event at or before t (model events at t come first).
 // Otherwise the model runs through every event before the smallest running
 // horizon; when no rank is running, until an answer (in slices of
-// kRunSlicePs). An answer pauses the kernel at the end of its delta cycle
-// (sc_pause) and the rest of that instant is settled before any rank runs
-// again, since the answered rank runs again from there.
+// kRunSlicePs). An answer stops the run at the end of its instant (the rest
+// of that instant is run before any rank runs again, since the answered rank
+// runs again from there). The loop drives the model's scheduler directly
+// (core/scheduler.h), after one sc_start for SystemC's initialisation.
 // With --clock=model nothing here depends on host timing: the same program
 // gives the same simulated times every run. With --clock=cpu a running rank's
 // horizon also includes the CPU time it consumed since its last call, read
@@ -45,7 +46,8 @@
 // lane that exits gives back the lock it holds.
 //
 // Deadlock: no rank running, nothing queued and no model activity pending while
-// some rank waits: every wait is printed and run() returns kDeadlockStatus.
+// some rank waits: every wait is printed and run() returns kDeadlockStatus
+// (with a parked lane, after parked_may_resume's grace of host time).
 // Stall: ranks running but sending nothing while the model has work that
 // their clocks hold back, for Flags::stall_s of host time (check_stall):
 // every rank's state, with what the running ones did last, is printed and
@@ -68,6 +70,7 @@
 #include <time.h>
 
 #include "channel.h"
+#include "core/scheduler.h"
 #include "sim/cluster.h"
 #include "sim/cuda_ipc.h"
 
@@ -110,7 +113,7 @@ class Frontend {
   // what the clock charged for it (the end-of-job report, --stats).
   ProgramWork program_work() const;
   void report_program_work(std::ostream& out) const;
-  uint64_t now_ps() const { return sc_core::sc_time_stamp().value(); }
+  uint64_t now_ps() const { return sim_time().value(); }
 
  private:
   struct Request {
@@ -212,6 +215,7 @@ class Frontend {
   bool check_stall();  // true: end the job (kStallStatus)
   void explain_stall(std::ostream& out) const;
   bool exit_unreaped();
+  bool parked_may_resume();  // a deadlock with parked lanes waits a little
 
   // Message text: "1.234 us", the latest time a rank may reach, "0x1f".
   static std::string us(uint64_t t_ps);
@@ -220,6 +224,7 @@ class Frontend {
 
   p2_job* job_;
   Cluster& cluster_;
+  Scheduler& sched_ = Scheduler::of_kernel();
   p2_clock_mode clock_;
   Flags flags_;
   std::vector<Rank> ranks_;
@@ -251,6 +256,11 @@ class Frontend {
   // goodbye (exit_unreaped); under mpirun nobody reaps.
   static constexpr double kExitReapGraceSeconds = 0.5;
   double exit_wait_since_ = -1;
+  // How long (host time) a deadlock with parked lanes waits for a request
+  // from them (parked_may_resume).
+  static constexpr double kParkGraceSeconds = 0.5;
+  double park_wait_since_ = -1;
+  uint64_t park_wait_mark_ = 0;
   uint64_t requests_seen_ = 0;
   uint64_t stall_mark_ = 0;
   double stall_since_ = 0;
