@@ -126,8 +126,10 @@ bool Scheduler::run_through(uint64_t last) {
 
 // ---- Wakeup -------------------------------------------------------------------
 
-Wakeup::Wakeup(std::function<void()> fire)
-    : fire_(std::move(fire)), scheduler_(Scheduler::of_kernel()), id_(scheduler_.enrol()) {}
+Wakeup::Wakeup(Kind kind, std::function<void()> fire)
+    : fire_(std::move(fire)),
+      scheduler_(Scheduler::of_kernel()),
+      id_(static_cast<uint32_t>(kind) << 31 | scheduler_.enrol()) {}
 
 Wakeup::~Wakeup() { scheduler_.forget(*this); }
 

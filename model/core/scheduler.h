@@ -2,13 +2,15 @@
 //
 // Every unit's timed activity (a wire coming free, a TLP's last byte
 // arriving, a router's next clock edge, a pipeline's head coming due) is a
-// Wakeup: a callback of the unit and at most one pending time. One Scheduler
-// per SystemC kernel keeps them all in a heap ordered by (time, id), where a
-// Wakeup's id is its rank in construction order (the topology builds units in
-// a fixed order), and is itself one SystemC method, whose timed event is kept
-// at the earliest pending Wakeup. When it fires at time t the method runs the
-// instant in rounds, as SystemC's delta cycles would: each round takes every
-// Wakeup due at t, in id order, and calls each; what those schedule for t
+// Wakeup: a callback of the unit, its kind (an arrival or a decision, below)
+// and at most one pending time. One Scheduler per SystemC kernel keeps them
+// all in a heap ordered by (time, id), where a Wakeup's id is its kind, then
+// its rank in construction order (the topology builds units in a fixed
+// order), and is itself one SystemC method, whose timed event is kept at the
+// earliest pending Wakeup (or, in p2sim, is driven directly: below). When it
+// fires at time t the method runs the instant in rounds, as SystemC's delta
+// cycles would: each round takes every Wakeup due at t, in id order (every
+// arrival, then every decision), and calls each; what those schedule for t
 // itself (a zero delay) goes to the next round. It returns when nothing more
 // is due at t, and the kernel moves on (or pauses, sim/frontend.h).
 //
@@ -50,9 +52,17 @@ inline const sc_core::sc_time& sim_time();
 
 class Wakeup {
  public:
+  // What a wake-up does at its instant: take in what arrived (a TLP's last
+  // byte, freed credits, a pipeline's head coming due), or decide what to
+  // start from all that (a wire's next transmission, a crossbar's
+  // arbitration, a DMA engine's next request). In a round every arrival runs
+  // before any decision, as registered logic sees all of a clock edge's
+  // inputs: a decision never depends on which of two same-instant arrivals
+  // its unit happened to be told of first.
+  enum class Kind : uint32_t { Arrival = 0, Decision = 1 };
   // `fire`: what the unit does when the wake-up is due (bind() sets it
   // later, for a member whose owner is not constructed yet).
-  explicit Wakeup(std::function<void()> fire = {});
+  explicit Wakeup(Kind kind = Kind::Arrival, std::function<void()> fire = {});
   ~Wakeup();
   Wakeup(const Wakeup&) = delete;
   Wakeup& operator=(const Wakeup&) = delete;
@@ -70,7 +80,7 @@ class Wakeup {
   std::function<void()> fire_;
   Scheduler& scheduler_;
   uint64_t at_ = kIdle;  // the pending time (ps)
-  uint32_t id_;
+  uint32_t id_;  // its kind in the top bit, then its rank in construction order
   uint32_t gen_ = 0;  // bumped by every change: the Scheduler's older entries are void
 };
 

@@ -128,8 +128,8 @@ struct PcieLink::Direction {
 
   // The wire.
   sc_time busy_until;
-  Wakeup kick;         // something may be startable now (zero delays only)
-  Wakeup wire_free;    // the current transmission ends
+  Wakeup kick{Wakeup::Kind::Decision};       // something may be startable now (zero delays)
+  Wakeup wire_free{Wakeup::Kind::Decision};  // the current transmission ends
   bool stalled = false;
   sc_time stall_since;
   Ring<InFlight> flight;

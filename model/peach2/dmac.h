@@ -133,7 +133,7 @@ class Dmac : public sc_core::sc_module, public TlpSink {
   std::vector<Tag> tags_;
   std::deque<int> in_crossbar_;  // tag of each TLP we queued at the crossbar (-1: none)
   TimedQueue<unsigned> decoding_;  // channels whose descriptor decodes at a time
-  Wakeup run_wake_;
+  Wakeup run_wake_{Wakeup::Kind::Decision};  // the engine's next clock edge
   unsigned next_channel_ = 0;
   uint64_t next_tlp_id_ = 0;
   DmacStats stats_;

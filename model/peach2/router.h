@@ -113,7 +113,7 @@ class Router : public sc_core::sc_module, public LinkClient {
   std::array<p2_port, P2_MAX_NODES> routes_{};
   std::array<std::function<void(const Tlp&)>, kXbarPorts> forward_listener_;
   std::function<void(const Tlp&, unsigned)> unroutable_;
-  Wakeup arbitrate_wake_;  // the next clock edge an arbitration is due
+  Wakeup arbitrate_wake_{Wakeup::Kind::Decision};  // the next edge an arbitration is due
   RouterStats stats_;
 };
 
