@@ -72,7 +72,6 @@ class Wakeup {
   // earlier time is pending; replaces a later one.
   void notify(const sc_core::sc_time& delay);
   void cancel();
-  bool pending() const { return at_ != kIdle; }
   void bind(std::function<void()> fire) { fire_ = std::move(fire); }
 
  private:
