@@ -17,7 +17,8 @@ namespace p2 {
 
 class Agenda : public sc_core::sc_module {
  public:
-  explicit Agenda(sc_core::sc_module_name name) : sc_module(name), wake_(Wakeup::Kind::Arrival, [this] { run(); }) {}
+  explicit Agenda(sc_core::sc_module_name name)
+      : sc_module(name), wake_(Wakeup::Kind::Arrival, [this] { run(); }) {}
   // Runs `f` at `when` (not before now).
   void at(sc_core::sc_time when, std::function<void()> f) {
     const sc_core::sc_time now = sim_time();

@@ -44,11 +44,15 @@ void Scheduler::forget(const Wakeup& w) {
   round_.erase(std::remove_if(round_.begin(), round_.end(), mine), round_.end());
 }
 
-void Scheduler::arm() {
-  while (!heap_.empty() && !heap_.front().live()) {  // void entries on top
+void Scheduler::drop_void_top() {
+  while (!heap_.empty() && !heap_.front().live()) {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     heap_.pop_back();
   }
+}
+
+void Scheduler::arm() {
+  drop_void_top();
   const uint64_t now = sim_time().value();
   const uint64_t due = !soon_.empty() ? now : !heap_.empty() ? heap_.front().at : kNever;
   if (due >= armed_at_) return;  // tick_ fires no later than that already
@@ -100,10 +104,7 @@ uint64_t Scheduler::next_due() {
   for (const Entry& e : soon_)
     if (e.live()) return clock_ps_;
   soon_.clear();
-  while (!heap_.empty() && !heap_.front().live()) {
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    heap_.pop_back();
-  }
+  drop_void_top();
   return heap_.empty() ? kNever : heap_.front().at;
 }
 

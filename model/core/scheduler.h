@@ -138,6 +138,7 @@ class Scheduler {
     clock_ = sc_core::sc_time::from_value(t);
   }
   void arm();  // keeps tick_ at the earliest pending Wakeup
+  void drop_void_top();  // pops void entries until a live one (or none) is on top
 
   friend const sc_core::sc_time& sim_time();
   // While driven directly, the clock sim_time() reads; null before (it reads

@@ -20,6 +20,18 @@
 
 namespace p2 {
 
+namespace {
+
+// Host time, for the rules that only decide when to give up (stall, reaping,
+// parked lanes): never for a simulated figure.
+double host_seconds() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
 
 Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& rank_node,
                    p2_clock_mode clock, Flags flags)
@@ -514,10 +526,9 @@ int Frontend::run() {
       // No rank can send anything until it is answered: run the model until
       // an answer pauses it, a slice of simulated time at a time (so that a
       // stop or a state dump is seen), instead of one instant per turn.
-      if (sched_.next_due() != Scheduler::kNever) {
-        const uint64_t now = now_ps();
-        const uint64_t next = sched_.next_due();
-        advance_through(std::max(next, now + kRunSlicePs));
+      const uint64_t next = sched_.next_due();
+      if (next != Scheduler::kNever) {
+        advance_through(std::max(next, now_ps() + kRunSlicePs));
         answered_ = false;
         continue;
       }
@@ -553,9 +564,7 @@ bool Frontend::check_stall() {
   uint64_t mark = now_ps() ^ (requests_seen_ * 0x9e3779b97f4a7c15ull);
   for (const Rank& r : ranks_)
     mark = mark * 31 + (r.attached ? 1 : 0) + (r.done ? 2 : 0);
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  double wall = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  const double wall = host_seconds();
   const bool something_to_do =
       waiting_ > 0 || sched_.next_due() != Scheduler::kNever || next_request();
   if (mark != stall_mark_ || !something_to_do) {
@@ -595,9 +604,7 @@ bool Frontend::exit_unreaped() {
   for (const Rank& r : ranks_)
     if (r.lane == 0 && r.done && !r.reaped) pending = true;
   if (!pending) return false;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  double wall = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  const double wall = host_seconds();
   if (exit_wait_since_ < 0) exit_wait_since_ = wall;
   return wall - exit_wait_since_ < kExitReapGraceSeconds;
 }
@@ -614,9 +621,7 @@ bool Frontend::parked_may_resume() {
   bool parked = false;
   for (unsigned i : live_) parked = parked || ranks_[i].parked;
   if (!parked) return false;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const double wall = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  const double wall = host_seconds();
   if (park_wait_since_ < 0 || park_wait_mark_ != requests_seen_) {
     park_wait_mark_ = requests_seen_;
     park_wait_since_ = wall;
