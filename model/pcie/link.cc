@@ -308,7 +308,9 @@ void PcieLink::deliver(Direction& d) {
         Direction::ClassCredits& cr = back.credits[static_cast<int>(item.cls)];
         cr.hdr.give(item.hdr);
         cr.data.give(item.data);
-        back.wake();
+        // Only a TLP waiting to start needs credits (owed DLLPs have their
+        // own wake-up).
+        if (back.queued > 0) back.wake();
       }
       continue;
     }

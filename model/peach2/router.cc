@@ -217,14 +217,22 @@ void Router::arbitrate() {
     out.next_input = (chosen + 1) % kXbarPorts;
     out.pipeline.push(now + clock_.cycles(config_.route_pipeline_cycles + xfer),
                       std::move(tlp));
-    want_wake(out.free);
+    // The output's next move is due when it frees, if a head waits for it
+    // (a head that comes later wakes the crossbar itself).
+    for (int i = 0; i < kXbarPorts; ++i)
+      if (static_cast<int>(head[i]) == o) {
+        want_wake(out.free);
+        break;
+      }
     if (!in.queue.empty()) want_wake(in.free);
   }
   if (next_wake != sc_core::SC_ZERO_TIME) wake(next_wake);
 }
 
+// A delivery changes nothing arbitration looks at (a TLP moves from the
+// output's pipeline to its link's queue, and has_room counts both), so it
+// wakes no arbitration.
 void Router::deliver() {
-  bool delivered = false;
   for (Output& out : outputs_) {
     while (out.pipeline.head_due()) {
       TlpPtr tlp = out.pipeline.pop();
@@ -232,10 +240,8 @@ void Router::deliver() {
         out.link->send(std::move(tlp));
       else if (out.sink)
         out.sink->accept(std::move(tlp));
-      delivered = true;
     }
   }
-  if (delivered) wake(sim_time());
 }
 
 }  // namespace p2
