@@ -35,7 +35,7 @@ class Agenda : public sc_core::sc_module {
   void arm() {
     const uint64_t now = sim_time().value();
     const uint64_t due = items_.begin()->first.first;
-    wake_.notify(sc_core::sc_time::from_value(due > now ? due - now : 0));
+    wake_.notify(ps(due > now ? due - now : 0));
   }
   void run() {
     const uint64_t now = sim_time().value();

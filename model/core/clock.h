@@ -7,10 +7,10 @@
 #include <systemc>
 
 #include "core/params.h"
+#include "core/scheduler.h"  // ps()
 
 namespace p2 {
 
-inline sc_core::sc_time ps(uint64_t v) { return sc_core::sc_time::from_value(v); }
 inline sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
 
 class ChipClock {

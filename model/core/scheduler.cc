@@ -25,8 +25,8 @@ Scheduler::Scheduler() {
   sc_core::sc_spawn([this] { run(); }, "p2_scheduler", &opts);
 }
 
-void Scheduler::schedule(Wakeup& w, uint64_t now) {
-  const Entry e{w.at_, w.id_, w.gen_, &w};
+void Scheduler::schedule(Wakeup& w, uint64_t at, uint32_t gen, uint64_t now) {
+  const Entry e{at, w.id_, gen, &w};
   if (e.at == now) {
     soon_.push_back(e);
   } else {
@@ -139,8 +139,7 @@ void Wakeup::notify(const sc_time& delay) {
   const uint64_t at = now + delay.value();
   if (at_ <= at) return;  // the earliest wins (kIdle: nothing pending)
   at_ = at;
-  ++gen_;
-  scheduler_.schedule(*this, now);
+  scheduler_.schedule(*this, at, ++gen_, now);
 }
 
 void Wakeup::cancel() {

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -44,6 +45,17 @@
 namespace p2 {
 
 class Scheduler;
+
+// A time of `v` picoseconds (the resolution the model fixes before it builds
+// anything), made inline: sc_time::from_value is a call into the library that
+// checks the resolution every time, and the model makes a time per instant
+// and several per TLP hop. sc_time's one member is its value.
+inline sc_core::sc_time ps(uint64_t v) {
+  static_assert(sizeof(sc_core::sc_time) == sizeof(uint64_t), "sc_time is its value alone");
+  sc_core::sc_time t;
+  std::memcpy(static_cast<void*>(&t), &v, sizeof v);
+  return t;
+}
 
 // The model's current time (ps resolution): SystemC's, or the Scheduler's
 // own while it is driven directly. Read inline: sc_time_stamp() is a call
@@ -129,13 +141,15 @@ class Scheduler {
 
   Scheduler();
   uint32_t enrol() { return next_id_++; }
-  void schedule(Wakeup& w, uint64_t now);  // w.at_ and w.gen_ set
+  // w.at_ and w.gen_ just set to `at` and `gen` (passed on, not read back:
+  // a load of what was just stored costs a forwarding stall).
+  void schedule(Wakeup& w, uint64_t at, uint32_t gen, uint64_t now);
   void forget(const Wakeup& w);  // drops w's entries (it is being destroyed)
   void run();  // the method: runs the instant's rounds, then re-arms
   void run_instant(uint64_t now);  // every round of the instant `now`
   void set_clock(uint64_t t) {
     clock_ps_ = t;
-    clock_ = sc_core::sc_time::from_value(t);
+    clock_ = ps(t);
   }
   void arm();  // keeps tick_ at the earliest pending Wakeup
   void drop_void_top();  // pops void entries until a live one (or none) is on top
