@@ -2,6 +2,33 @@
 
 namespace p2 {
 
+namespace {
+// Freed TLP blocks, for Tlp's operator new. The model runs on one thread
+// (SystemC's), so the list needs no lock. Under AddressSanitizer none are
+// kept, so that a use after free is still caught.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kKeptTlps = 1;  // one slot, never filled (below)
+#else
+constexpr size_t kKeptTlps = 4096;
+#endif
+constexpr bool kKeep = kKeptTlps > 1;
+void* kept_tlps[kKeptTlps];
+size_t kept_count = 0;
+}  // namespace
+
+void* Tlp::operator new(size_t bytes) {
+  if (bytes == sizeof(Tlp) && kept_count > 0) return kept_tlps[--kept_count];
+  return ::operator new(bytes);
+}
+
+void Tlp::operator delete(void* p, size_t bytes) noexcept {
+  if (kKeep && bytes == sizeof(Tlp) && kept_count < kKeptTlps) {
+    kept_tlps[kept_count++] = p;
+    return;
+  }
+  ::operator delete(p);
+}
+
 TlpPtr make_completion(const Tlp& read, CplStatus status) {
   auto cpl = std::make_unique<Tlp>();
   cpl->kind = TlpKind::Completion;

@@ -5,6 +5,7 @@
 // The payload holds the real bytes being moved between process memories.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -67,6 +68,13 @@ struct Tlp {
     return (payload_bytes() + kCreditDataBytes - 1) / kCreditDataBytes;
   }
   bool is_request() const { return kind != TlpKind::Completion; }
+
+  // A run makes and frees TLPs by the million, all of one size: freed ones
+  // are kept for the next (the allocator's own fast path caches only a few,
+  // and a burst of frees went to its slow one, a tenth of the simulator's
+  // instructions on a bulk transfer).
+  static void* operator new(size_t bytes);
+  static void operator delete(void* p, size_t bytes) noexcept;
 };
 
 using TlpPtr = std::unique_ptr<Tlp>;
