@@ -148,8 +148,9 @@ struct PcieLink::Direction {
   uint64_t received = 0;
 
   bool wire_idle() const { return sim_time() >= busy_until; }
-  // Puts one TLP or DLLP of `bytes` line bytes on the wire, starting now.
-  void occupy(const LinkConfig& cfg, uint32_t bytes, InFlight&& item) {
+  // Puts one TLP or DLLP of `bytes` line bytes on the wire, starting now
+  // (`back`: the reverse direction's transmitter, which UpdateFCs feed).
+  void occupy(const LinkConfig& cfg, uint32_t bytes, InFlight&& item, const Direction& back) {
     const sc_time now = sim_time();
     if (stalled) {
       stats.credit_stall += now - stall_since;
@@ -160,7 +161,7 @@ struct PcieLink::Direction {
     stats.busy += ser;
     busy_until = now + ser;
     item.at = busy_until + cfg.latency;
-    if (flight.empty()) arrive.notify(item.at - now);
+    if (needs_arrival(item, back)) arrive.notify(item.at - now);  // a pending earlier one wins
     flight.push_back(std::move(item));
   }
   // Something may be startable: now if the wire is idle, else when it frees.
@@ -173,6 +174,26 @@ struct PcieLink::Direction {
   }
   // After starting a transmission: the wire's end wakes the transmitter only
   // if something is left to send (what comes later calls wake()).
+  // Whether `item`, on this wire, must be taken in at its arrival time: a
+  // TLP always; an UpdateFC only while the transmitter it gives credits to
+  // (`back`, our receiver's) has a TLP waiting. Otherwise its credits are
+  // taken in by the next arrival behind it, or by that transmitter itself
+  // before it next looks at its credits (absorb_credits), at the same
+  // simulated time as they would have been. An Ack changes nothing.
+  static bool needs_arrival(const InFlight& item, const Direction& back) {
+    return item.tlp || (item.dllp == Dllp::UpdateFc && back.queued > 0);
+  }
+  // Keeps `arrive` at the first item that needs its arrival seen.
+  void arm_arrival(const Direction& back) {
+    const sc_time now = sim_time();
+    for (size_t i = 0; i < flight.size(); ++i) {
+      const InFlight& item = flight[i];
+      if (needs_arrival(item, back)) {
+        arrive.notify(item.at > now ? item.at - now : SC_ZERO_TIME);
+        return;
+      }
+    }
+  }
   void more_after_this() {
     bool owed = acks_owed > 0 || queued > 0;
     for (const FcOwed& o : fc_owed) owed = owed || o.waiting;
@@ -255,7 +276,7 @@ void PcieLink::transmit(Direction& d) {
     item.data = owed.data;
     owed = Direction::FcOwed{};
     ++d.stats.dllps;
-    d.occupy(config_, config_.dllp_bytes, std::move(item));
+    d.occupy(config_, config_.dllp_bytes, std::move(item), *dirs_[d.rx]);
     d.more_after_this();
     return;
   }
@@ -264,11 +285,12 @@ void PcieLink::transmit(Direction& d) {
     Direction::InFlight item;
     item.dllp = Dllp::Ack;
     ++d.stats.dllps;
-    d.occupy(config_, config_.dllp_bytes, std::move(item));
+    d.occupy(config_, config_.dllp_bytes, std::move(item), *dirs_[d.rx]);
     d.more_after_this();
     return;
   }
   if (d.queued == 0) return;
+  absorb_credits(d);
   const int c = pick(d);
   if (c < 0) {
     if (!d.stalled) {
@@ -288,7 +310,7 @@ void PcieLink::transmit(Direction& d) {
   d.stats.payload_bytes += t.payload_bytes();
   const sc_time start = sim_time();
   const Tlp* sent = item.tlp.get();  // stays alive: the in-flight ring owns it
-  d.occupy(config_, bytes, std::move(item));
+  d.occupy(config_, bytes, std::move(item), *dirs_[d.rx]);
   if (d.observer) d.observer->on_tlp_sent(*ends_[d.tx], *sent, start, d.busy_until);
   d.more_after_this();
   if (d.was_full && (d.capacity == 0 || d.queued < d.capacity)) {
@@ -327,7 +349,21 @@ void PcieLink::deliver(Direction& d) {
       throw std::logic_error(ends_[d.rx]->name() + ": a TLP arrived at a link end with no client");
     receiver->tlp_arrived(*ends_[d.rx], std::move(item.tlp));
   }
-  if (!d.flight.empty()) d.arrive.notify(d.flight.front().at - now);
+  d.arm_arrival(back);
+}
+
+void PcieLink::absorb_credits(Direction& x) {
+  // x's credits come back on the reverse wire; those that reached x by now
+  // and that no arrival took in yet (Direction::needs_arrival) count now.
+  Direction& in = *dirs_[x.rx];
+  const sc_time now = sim_time();
+  while (!in.flight.empty() && !in.flight.front().tlp && in.flight.front().at <= now) {
+    Direction::InFlight item = in.flight.pop_front();
+    if (item.dllp != Dllp::UpdateFc) continue;
+    Direction::ClassCredits& cr = x.credits[static_cast<int>(item.cls)];
+    cr.hdr.give(item.hdr);
+    cr.data.give(item.data);
+  }
 }
 
 void PcieLink::credits_ready(Direction& d) {
@@ -388,7 +424,9 @@ void LinkPort::send(TlpPtr tlp) {
                                 " bytes exceeds the link's max payload or read request size");
   const int c = static_cast<int>(tlp->fc_class());
   d.queue[c].push_back(PcieLink::Direction::Queued{d.next_seq++, std::move(tlp)});
-  ++d.queued;
+  // From now on the credits coming back to this transmitter matter when they
+  // arrive (Direction::needs_arrival).
+  if (d.queued++ == 0) link_->dirs_[d.rx]->arm_arrival(d);
   if (d.capacity != 0 && d.queued >= d.capacity) d.was_full = true;
   d.wake();
 }

@@ -132,6 +132,7 @@ class PcieLink : public sc_core::sc_module {
   void transmit(Direction& d);       // the wire is free: start a DLLP or a TLP
   void deliver(Direction& d);        // TLPs and DLLPs whose last byte arrived
   void credits_ready(Direction& d);  // freed buffers whose UpdateFC may go now
+  void absorb_credits(Direction& x);  // UpdateFCs for x's transmitter that arrived by now
   int pick(const Direction& d) const;
   void release_at(int side, FcClass cls, uint32_t data_credits);
   LinkConfig config_;

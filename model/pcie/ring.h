@@ -19,6 +19,7 @@ class Ring {
   size_t size() const { return size_; }
   T& front() { return slots_[head_]; }
   const T& front() const { return slots_[head_]; }
+  const T& operator[](size_t i) const { return slots_[(head_ + i) & (slots_.size() - 1)]; }  // i-th oldest
 
   void push_back(T&& v) {
     if (size_ == slots_.size()) grow();
