@@ -25,27 +25,21 @@ Scheduler::Scheduler() {
   sc_core::sc_spawn([this] { run(); }, "p2_scheduler", &opts);
 }
 
-void Scheduler::schedule(Wakeup& w, uint64_t at, uint32_t gen, uint64_t now) {
-  const Entry e{at, w.id_, gen, &w};
-  if (e.at == now) {
+void Scheduler::schedule(Wakeup& w, uint64_t at, uint64_t now) {
+  const Entry e{w.id_, at};
+  if (at == now) {
     soon_.push_back(e);
   } else {
     heap_.push_back(e);
     std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
-  if (!direct_ && e.at < armed_at_) arm();  // else tick_ fires no later already
+  if (!direct_ && at < armed_at_) arm();  // else tick_ fires no later already
 }
 
-void Scheduler::forget(const Wakeup& w) {
-  auto mine = [&w](const Entry& e) { return e.w == &w; };
-  heap_.erase(std::remove_if(heap_.begin(), heap_.end(), mine), heap_.end());
-  std::make_heap(heap_.begin(), heap_.end(), Later{});
-  soon_.erase(std::remove_if(soon_.begin(), soon_.end(), mine), soon_.end());
-  round_.erase(std::remove_if(round_.begin(), round_.end(), mine), round_.end());
-}
+void Scheduler::forget(const Wakeup& w) { wakeups_[w.id_ & kRankMask] = nullptr; }
 
 void Scheduler::drop_void_top() {
-  while (!heap_.empty() && !heap_.front().live()) {
+  while (!heap_.empty() && !live(heap_.front())) {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     heap_.pop_back();
   }
@@ -68,21 +62,20 @@ void Scheduler::run_instant(uint64_t now) {
     // now waits for the next round.
     round_.clear();
     while (!heap_.empty() && heap_.front().at <= now) {
-      if (heap_.front().live()) round_.push_back(heap_.front());
+      if (live(heap_.front())) take(heap_.front());
       std::pop_heap(heap_.begin(), heap_.end(), Later{});
       heap_.pop_back();
     }
     for (const Entry& e : soon_)
-      if (e.live()) round_.push_back(e);
+      if (live(e)) take(e);
     soon_.clear();
     if (round_.empty()) return;
-    std::sort(round_.begin(), round_.end(),
-              [](const Entry& a, const Entry& b) { return a.id < b.id; });
-    for (const Entry& e : round_) {
-      e.w->at_ = Wakeup::kIdle;
-      ++e.w->gen_;
-    }
-    for (size_t i = 0; i < round_.size(); ++i) round_[i].w->fire_();
+    if (round_.size() > 1)  // most rounds are one wake-up
+      std::sort(round_.begin(), round_.end(),
+                [](const Entry& a, const Entry& b) { return a.id < b.id; });
+    // A wake-up destroyed by an earlier one of the round does not run.
+    for (size_t i = 0; i < round_.size(); ++i)
+      if (Wakeup* w = of(round_[i])) w->fire_();
   }
 }
 
@@ -102,7 +95,7 @@ void Scheduler::drive_directly() {
 
 uint64_t Scheduler::next_due() {
   for (const Entry& e : soon_)
-    if (e.live()) return clock_ps_;
+    if (live(e)) return clock_ps_;
   soon_.clear();
   drop_void_top();
   return heap_.empty() ? kNever : heap_.front().at;
@@ -130,7 +123,7 @@ bool Scheduler::run_through(uint64_t last) {
 Wakeup::Wakeup(Kind kind, std::function<void()> fire)
     : fire_(std::move(fire)),
       scheduler_(Scheduler::of_kernel()),
-      id_(static_cast<uint32_t>(kind) << 31 | scheduler_.enrol()) {}
+      id_(static_cast<uint32_t>(kind) << 31 | scheduler_.enrol(this)) {}
 
 Wakeup::~Wakeup() { scheduler_.forget(*this); }
 
@@ -139,13 +132,9 @@ void Wakeup::notify(const sc_time& delay) {
   const uint64_t at = now + delay.value();
   if (at_ <= at) return;  // the earliest wins (kIdle: nothing pending)
   at_ = at;
-  scheduler_.schedule(*this, at, ++gen_, now);
+  scheduler_.schedule(*this, at, now);
 }
 
-void Wakeup::cancel() {
-  if (at_ == kIdle) return;
-  at_ = kIdle;
-  ++gen_;
-}
+void Wakeup::cancel() { at_ = kIdle; }
 
 }  // namespace p2

@@ -93,7 +93,6 @@ class Wakeup {
   Scheduler& scheduler_;
   uint64_t at_ = kIdle;  // the pending time (ps)
   uint32_t id_;  // its kind in the top bit, then its rank in construction order
-  uint32_t gen_ = 0;  // bumped by every change: the Scheduler's older entries are void
 };
 
 class Scheduler {
@@ -123,28 +122,42 @@ class Scheduler {
 
  private:
   friend class Wakeup;
-  // An entry stands for its Wakeup while their generations agree; a Wakeup
-  // rescheduled or cancelled leaves its old entry behind, void (dropped when
-  // it surfaces), which is cheaper than finding and removing it.
+  // An entry stands for its Wakeup (wakeups_[its id's rank]) while that is
+  // pending at the entry's time; a Wakeup rescheduled or cancelled leaves its
+  // old entry behind, void (dropped when it surfaces), which is cheaper than
+  // finding and removing it. Two entries live at once (a Wakeup cancelled and
+  // notified again for the same time) are one: the first taken into a round
+  // marks its Wakeup idle, which voids the other. Sixteen bytes, compared as
+  // one 128-bit key, time then id: the heap's sifts branch on one compare.
   struct Entry {
-    uint64_t at;
-    uint32_t id, gen;
-    Wakeup* w;
-    bool live() const { return w->gen_ == gen; }
+    uint64_t id;  // low half of the key
+    uint64_t at;  // high half
+    unsigned __int128 key() const { return static_cast<unsigned __int128>(at) << 64 | id; }
   };
-  // Heap order: the earliest (time, id) on top.
-  struct Later {
-    bool operator()(const Entry& a, const Entry& b) const {
-      return a.at != b.at ? a.at > b.at : a.id > b.id;
-    }
+  struct Later {  // heap order: the earliest (time, id) on top
+    bool operator()(const Entry& a, const Entry& b) const { return a.key() > b.key(); }
   };
+  static constexpr uint32_t kRankMask = 0x7fffffff;  // id without its kind bit
+  Wakeup* of(const Entry& e) const { return wakeups_[e.id & kRankMask]; }
+  bool live(const Entry& e) const {
+    const Wakeup* w = of(e);
+    return w && w->at_ == e.at;
+  }
+  // Into the round being gathered: its Wakeup is idle from now on (a notify
+  // while the round runs schedules it anew), so a twin entry is void.
+  void take(const Entry& e) {
+    round_.push_back(e);
+    of(e)->at_ = Wakeup::kIdle;
+  }
 
   Scheduler();
-  uint32_t enrol() { return next_id_++; }
-  // w.at_ and w.gen_ just set to `at` and `gen` (passed on, not read back:
-  // a load of what was just stored costs a forwarding stall).
-  void schedule(Wakeup& w, uint64_t at, uint32_t gen, uint64_t now);
-  void forget(const Wakeup& w);  // drops w's entries (it is being destroyed)
+  uint32_t enrol(Wakeup* w) {
+    wakeups_.push_back(w);
+    return static_cast<uint32_t>(wakeups_.size() - 1);
+  }
+  // w.at_ just set to `at`.
+  void schedule(Wakeup& w, uint64_t at, uint64_t now);
+  void forget(const Wakeup& w);  // w is being destroyed: its entries are void
   void run();  // the method: runs the instant's rounds, then re-arms
   void run_instant(uint64_t now);  // every round of the instant `now`
   void set_clock(uint64_t t) {
@@ -161,10 +174,10 @@ class Scheduler {
   sc_core::sc_time clock_;
   uint64_t clock_ps_ = 0;
   bool direct_ = false, pause_ = false;
+  std::vector<Wakeup*> wakeups_;  // by rank; null once destroyed
   std::vector<Entry> heap_;   // wake-ups later than now
   std::vector<Entry> soon_;   // wake-ups for now: the next round, in notify order
   std::vector<Entry> round_;  // the round being run, in id order
-  uint32_t next_id_ = 0;
   uint64_t armed_at_ = kNever;  // when tick_ fires, kNever: not armed
   sc_core::sc_event tick_;
 };
