@@ -178,7 +178,8 @@ SPEED_CASES = {"a-pingpong": "(a) 10,000 x 8 B DMA ping-pong",
                "c-allreduce": "(c) 16 ranks, 1,000 x 8 B allreduce",
                "d-allgather": "(d) 16 ranks, 1 MB allgather",
                "e-peach2-torus": "(e) 64 ranks x 1 MB stream, PEACH2 2x32",
-               "f-sr8000": "(f) 64 ranks, 100 x 8 B FMPL allreduce, SR8000 8x8"}
+               "f-sr8000": "(f) 64 ranks, 100 x 8 B FMPL allreduce, SR8000 8x8",
+               "g-mpi": "(g) 16 ranks, MPI: 1,000 x 8 B allreduce, 20 x 1 MB allgather"}
 
 
 def speed(rows):

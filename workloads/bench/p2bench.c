@@ -22,9 +22,14 @@
  *       (a 64-node PEACH2 torus, every rank streaming at once)
  *   (f) p2run --topology sr8000-8x8.topo -n 64 -- fmpl_coll -o allreduce
  *       -b 8 -e 8 -n 100 -w 5 -c 0 (the 64-node SR8000)
- * --quick: 100 ping-pongs, 4 ranks x 256 KiB, 4 ranks for (c) and (d) with
- * 100 calls and 64 KiB, 8 nodes for (e) and (f) (a smoke test, seconds).
- * --cases LIST picks cases by letter (default: all, e.g. --cases a,c).
+ *   (g) p2run -n 16 -- mpi_speed -a 1000 -g 20 -s 1M
+ *       (MPI over the modelled InfiniBand: 1,000 8-byte MPI_Allreduce, then
+ *       20 MPI_Allgather of 1 MiB per rank; a plain MPI program, which
+ *       smpi_compare.sh also runs under SimGrid's SMPI)
+ * --quick: 100 ping-pongs, 4 ranks x 256 KiB, 4 ranks for (c), (d) and (g)
+ * with 100 calls and 64 KiB, 8 nodes for (e) and (f) (a smoke test, seconds).
+ * --cases LIST picks cases by letter (default: all, e.g. --cases a,c; (g)
+ * only where the build has MPI, and the default leaves it out where not).
  *
  * Figures per case:
  *   simulated_ms     the job's simulated time at its end (p2sim --stats summary)
@@ -122,9 +127,11 @@ static void usage(FILE *out)
             "  (e) p2run --topology torus-2x32.topo -n 64 -- stream -s 1M\n"
             "  (f) p2run --topology sr8000-8x8.topo -n 64 -- fmpl_coll -o allreduce -b 8 -e 8\n"
             "      -n 100 -w 5 -c 0\n"
+            "  (g) p2run -n 16 -- mpi_speed -a 1000 -g 20 -s 1M   (MPI; built where MPI is)\n"
             "  --quick            %d ping-pongs, %d ranks x %uK (default %d, %d x %uM);\n"
-            "                     (c), (d) on 4 ranks, (e), (f) on 8 nodes, fewer calls\n"
-            "  --cases LIST       the cases to run, by letter (default all: a,b,c,d,e,f)\n"
+            "                     (c), (d), (g) on 4 ranks, (e), (f) on 8 nodes, fewer calls\n"
+            "  --cases LIST       the cases to run, by letter (default all: a to g, (g) where\n"
+            "                     mpi_speed was built)\n"
             "  --pingpongs N      ping-pongs of case (a)\n"
             "  --ranks N          ranks of case (b) (even: partners are rank ^ 1)\n"
             "  --size SIZE        bytes each rank streams in case (b) (K, M, G suffixes)\n"
@@ -152,7 +159,7 @@ enum {
 
 /* What a refused value of each option is not (NULL: a path, refused empty). */
 static const char *const not_a[OPT_COUNT] = {
-    [OPT_CASES] = "--cases: not a list of case letters a to f:",
+    [OPT_CASES] = "--cases: not a list of case letters a to g:",
     [OPT_PINGPONGS] = "--pingpongs: not a positive count:",
     [OPT_RANKS] = "--ranks: not an even number of ranks from 2:",
     [OPT_SIZE] = "--size: not a size (digits, optional K, M or G):",
@@ -165,7 +172,7 @@ static int check_value(const wl_option *opt, void *context)
     switch (opt - (const wl_option *)context) {
     case OPT_CASES: {
         const char *cases = *(const char **)opt->target;
-        return !*cases || cases[strspn(cases, "abcdef,")];
+        return !*cases || cases[strspn(cases, "abcdefg,")];
     }
     case OPT_RANKS: {
         int ranks = *(const int *)opt->target;
@@ -465,7 +472,7 @@ int main(int argc, char **argv)
         }
     }
 
-    static bench_case cases[6];
+    static bench_case cases[7];
     char pingpongs[16], size[32];
     snprintf(pingpongs, sizeof pingpongs, "%d", o.pingpongs);
     wl_format_size(o.stream_bytes, size, sizeof size);
@@ -480,6 +487,8 @@ int main(int argc, char **argv)
     const char *stream64_args[] = {"-s", o.quick ? "64K" : "1M", NULL};
     const char *fmpl_args[] = {"-o", "allreduce", "-b", "8", "-e", "8", "-n",
                                o.quick ? "10" : "100", "-w", "5", "-c", "0", NULL};
+    const char *mpi_args[] = {"-a", o.quick ? "100" : "1000", "-g", o.quick ? "2" : "20",
+                              "-s", o.quick ? "64K" : "1M", NULL};
     /* The topologies of (e) and (f): $P2_TOPOLOGY_DIR, else the source tree's
      * (this program runs from the build tree, build/workloads). */
     char topo_dir[PATH_MAX + 32], torus[PATH_MAX + 64], sr8000[PATH_MAX + 64];
@@ -505,7 +514,29 @@ int main(int argc, char **argv)
                stream64_args);
     build_case(&cases[5], "f-sr8000", p2run, workdir, &o, sr8000, big, "fmpl_coll",
                workloads, fmpl_args);
+    build_case(&cases[6], "g-mpi", p2run, workdir, &o, NULL, coll_ranks, "mpi_speed", workloads,
+               mpi_args);
     const int ncases = sizeof cases / sizeof cases[0];
+    /* (g) needs the MPI workload, which a build without MPI lacks: asked for
+     * by name, that is an error; in the default set, the case is left out. */
+    char mpi_speed[PATH_MAX + 16];
+    snprintf(mpi_speed, sizeof mpi_speed, "%s/mpi_speed", workloads);
+    static char default_cases[] = "abcdefg";
+    if (!wl_executable(mpi_speed)) {
+        if (o.cases && strchr(o.cases, 'g')) {
+            fprintf(stderr, PROGRAM ": case (g) needs '%s', which this build lacks (no MPI "
+                            "found at configure time)\n", mpi_speed);
+            if (!o.keep)
+                remove_workdir(workdir, cases, 0);
+            return EXIT_USAGE;
+        }
+        if (!o.cases) {
+            default_cases[6] = '\0';
+            o.cases = default_cases;
+            fprintf(stderr, PROGRAM ": leaving out case (g): no '%s' (no MPI in this build)\n",
+                    mpi_speed);
+        }
+    }
 
     char error[256];
     wl_report *report = wl_report_open("p2bench: simulator speed (wall time per simulated time)",

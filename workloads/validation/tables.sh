@@ -113,7 +113,7 @@ cuda_copy() {
         { cat "$tmp"/cuda.out; echo "tables.sh: no copy table in rk_cuda's output" >&2; exit 1; }
 }
 
-# The simulator speed benchmark, its six full cases. Wall and CPU times
+# The simulator speed benchmark, its seven full cases. Wall and CPU times
 # depend on what else the machine runs: a comment line says what it was.
 speed() {
     "$wl"/p2bench --csv "$tmp"/speed.csv >/dev/null
