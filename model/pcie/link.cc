@@ -401,6 +401,13 @@ void PcieLink::release_at(int side, FcClass cls, uint32_t data_credits) {
   out.releases.push_back(std::move(r));
 }
 
+sc_time PcieLink::quiet_at() const {
+  sc_time quiet = sim_time();
+  for (const auto& d : dirs_)
+    if (!d->flight.empty()) quiet = std::max(quiet, d->flight[d->flight.size() - 1].at);
+  return quiet;
+}
+
 // ---- LinkPort ---------------------------------------------------------------
 
 void LinkPort::attach(LinkClient* client, size_t tx_capacity) {

@@ -124,6 +124,10 @@ class PcieLink : public sc_core::sc_module {
   ~PcieLink() override;
   LinkPort& end_a() { return *ends_[0]; }
   LinkPort& end_b() { return *ends_[1]; }
+  // When the last TLP or DLLP now on either wire arrives (now, if none is):
+  // an UpdateFC or Ack whose arrival changes nothing is not taken in as an
+  // event, so the end of a run waits for this, when the link goes quiet.
+  sc_core::sc_time quiet_at() const;
   const LinkConfig& config() const { return config_; }
 
  private:

@@ -633,6 +633,12 @@ void Frontend::finish() {
   // Every rank is gone. Let what they started run out, so that statistics and
   // traces cover it.
   while (sched_.next_due() != Scheduler::kNever && !*flags_.stop) step_next_instant();
+  // The last DLLPs still on the wires arrive, though their arrival is no
+  // event (PcieLink::quiet_at): the run ends when every link is quiet.
+  uint64_t quiet = now_ps();
+  for (const PcieLink* l : cluster_.links())
+    quiet = std::max<uint64_t>(quiet, l->quiet_at().value());
+  if (!*flags_.stop) sched_.run_through(quiet);
 }
 
 }  // namespace p2

@@ -357,6 +357,12 @@ stats)
     run -n 2 --timeout 20 --stats "$TMP/stats.json" -- "$BIN/emu_hello"
     expect_rc 0
     grep -q '"links"' "$TMP/stats.json" || fail "no statistics in --stats file"
+    # The job ends when its last DLLP has arrived, though that arrival is no
+    # event of the model (PcieLink::quiet_at): 15.030 us, not 14.982.
+    run -n 2 --timeout 20 --stats "$TMP/stream.json" -- "$BIN/../../workloads/stream" -s 4K
+    expect_rc 0
+    grep -q '"summary": {"simulated_us": 15.03,' "$TMP/stream.json" ||
+        fail "stream -s 4K: $(head -c 120 "$TMP/stream.json"), not simulated_us 15.03"
     expect_clean ;;
 deadlock)
     run -n 2 --timeout 30 -- "$BIN/emu_deadlock"
