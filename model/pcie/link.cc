@@ -172,8 +172,6 @@ struct PcieLink::Direction {
     else
       wire_free.notify(busy_until - now);
   }
-  // After starting a transmission: the wire's end wakes the transmitter only
-  // if something is left to send (what comes later calls wake()).
   // Whether `item`, on this wire, must be taken in at its arrival time: a
   // TLP always; an UpdateFC only while the transmitter it gives credits to
   // (`back`, our receiver's) has a TLP waiting. Otherwise its credits are
@@ -194,6 +192,8 @@ struct PcieLink::Direction {
       }
     }
   }
+  // After starting a transmission: the wire's end wakes the transmitter only
+  // if something is left to send (what comes later calls wake()).
   void more_after_this() {
     bool owed = acks_owed > 0 || queued > 0;
     for (const FcOwed& o : fc_owed) owed = owed || o.waiting;
