@@ -153,28 +153,32 @@ void Router::arbitrate() {
   // asks for every (output, input) pair): only a move changes one.
   // `wanted`: the outputs some head goes to (an output no head wants is
   // skipped, after its own wake-up).
-  std::array<Xbar, kXbarPorts> head;
-  unsigned wanted = 0;
+  // `heads_to[o]`: a bit per input whose head goes to output o (an output no
+  // head wants is skipped, after its own wake-up).
+  std::array<unsigned, kXbarPorts + 1> heads_to{};
   for (int i = 0; i < kXbarPorts; ++i) {
-    head[i] = inputs_[i].queue.empty() ? Xbar::Count : decide(*inputs_[i].queue.front());
-    wanted |= 1u << static_cast<int>(head[i]);
+    const Xbar h = inputs_[i].queue.empty() ? Xbar::Count : decide(*inputs_[i].queue.front());
+    heads_to[static_cast<int>(h)] |= 1u << i;
   }
+  constexpr unsigned kAllInputs = (1u << kXbarPorts) - 1;
 
   for (int o = 0; o < kXbarPorts; ++o) {
     Output& out = outputs_[o];
-    if (!(wanted & (1u << o))) continue;  // a busy one wakes no one either
+    if (!heads_to[o]) continue;  // a busy one wakes no one either
     if (out.free > now) {
       want_wake(out.free);
       continue;
     }
     // Round-robin over the inputs whose head goes to this output and fits
-    // (with the ring's bubble for a TLP entering the ring here).
+    // (with the ring's bubble for a TLP entering the ring here): the bits of
+    // heads_to[o] rotated to start at next_input.
     int chosen = -1;
     bool waiting = false;
-    for (int k = 0; k < kXbarPorts; ++k) {
-      int i = (out.next_input + k) % kXbarPorts;
+    const unsigned start = static_cast<unsigned>(out.next_input);
+    for (unsigned turn = ((heads_to[o] >> start) | (heads_to[o] << (kXbarPorts - start))) & kAllInputs;
+         turn; turn &= turn - 1) {
+      const int i = static_cast<int>((start + static_cast<unsigned>(__builtin_ctz(turn))) % kXbarPorts);
       Input& in = inputs_[i];
-      if (static_cast<int>(head[i]) != o) continue;
       if (in.free > now) {
         want_wake(in.free);
         continue;
@@ -191,7 +195,7 @@ void Router::arbitrate() {
         out.stalled = true;
         out.stalled_since = now;
       }
-      continue;  // tx_space() or a delivery wakes us
+      continue;  // tx_space() wakes us
     }
     if (out.stalled) {
       stats_.output_stall[o] += now - out.stalled_since;
@@ -201,8 +205,9 @@ void Router::arbitrate() {
     Input& in = inputs_[chosen];
     TlpPtr tlp = std::move(in.queue.front());
     in.queue.pop_front();
-    head[chosen] = in.queue.empty() ? Xbar::Count : decide(*in.queue.front());
-    wanted |= 1u << static_cast<int>(head[chosen]);
+    heads_to[o] &= ~(1u << chosen);
+    const Xbar next = in.queue.empty() ? Xbar::Count : decide(*in.queue.front());
+    heads_to[static_cast<int>(next)] |= 1u << chosen;
     if (in.link) in.link->release(*tlp);
     if (forward_listener_[chosen]) forward_listener_[chosen](*tlp);
 
@@ -219,11 +224,7 @@ void Router::arbitrate() {
                       std::move(tlp));
     // The output's next move is due when it frees, if a head waits for it
     // (a head that comes later wakes the crossbar itself).
-    for (int i = 0; i < kXbarPorts; ++i)
-      if (static_cast<int>(head[i]) == o) {
-        want_wake(out.free);
-        break;
-      }
+    if (heads_to[o]) want_wake(out.free);
     if (!in.queue.empty()) want_wake(in.free);
   }
   if (next_wake != sc_core::SC_ZERO_TIME) wake(next_wake);
