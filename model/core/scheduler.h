@@ -174,7 +174,7 @@ class Scheduler {
   // current instant's on: a bucket is a list of pooled nodes, putting an
   // entry in is a push on its list, and the earliest is found through two
   // levels of occupancy bits and a walk of one short list. Anything later
-  // waits in a heap. (A binary heap of every entry, 165 deep on a 16-node
+  // waits in a heap. (A binary heap of every entry, about 165 of them on a 16-node
   // job, was a quarter to a third of the simulator's instructions.)
   static constexpr unsigned kBucketShift = 8;  // 256 ps per bucket
   static constexpr uint64_t kBuckets = 4096;   // 1.05 us ahead
