@@ -1,6 +1,6 @@
 // scheduler.cc - the model's timed activity (scheduler.h): a wheel of
-// buckets (and a heap beyond it) for later instants, a list for the next round of this
-// one, and the one SystemC method that runs them.
+// buckets (and a heap beyond it) for later instants, a list for the next
+// round of this one, and the one SystemC method that runs them.
 // sc_spawn: the Scheduler's method is created with the first Wakeup.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "core/scheduler.h"
@@ -136,7 +136,7 @@ void Scheduler::arm() {
   if (due >= armed_at_) return;  // tick_ fires no later than that already
   assert(due >= now);
   // An earlier notification replaces tick_'s pending one (sc_event's rule).
-  tick_.notify(due > now ? sc_time::from_value(due - now) : sc_core::SC_ZERO_TIME);
+  tick_.notify(ps(due - now));
   armed_at_ = due;
 }
 

@@ -170,12 +170,13 @@ class Scheduler {
 
   // Later instants. Nearly every wake-up is due within a microsecond (a
   // wire's serialisation and latency, a clock edge, a credit return), so
-  // those go to a wheel of kBuckets buckets of kBucketPs each, from the
-  // current instant's on: a bucket is a list of pooled nodes, putting an
+  // those go to a wheel of kBuckets buckets of 2^kBucketShift ps each, from
+  // the current instant's on: a bucket is a list of pooled nodes, putting an
   // entry in is a push on its list, and the earliest is found through two
   // levels of occupancy bits and a walk of one short list. Anything later
-  // waits in a heap. (A binary heap of every entry, about 165 of them on a 16-node
-  // job, was a quarter to a third of the simulator's instructions.)
+  // waits in a heap. (A binary heap of every entry, about 165 of them on a
+  // 16-node job, was a quarter to a third of the simulator's instructions.)
+  // Host-speed constants, not model parameters: they change no figure.
   static constexpr unsigned kBucketShift = 8;  // 256 ps per bucket
   static constexpr uint64_t kBuckets = 4096;   // 1.05 us ahead
   static constexpr uint64_t kMask = kBuckets - 1;

@@ -7,11 +7,11 @@ namespace {
 // (SystemC's), so the list needs no lock. Under AddressSanitizer none are
 // kept, so that a use after free is still caught.
 #if defined(__SANITIZE_ADDRESS__)
-constexpr size_t kKeptTlps = 1;  // one slot, never filled (below)
+constexpr bool kKeep = false;
 #else
-constexpr size_t kKeptTlps = 4096;
+constexpr bool kKeep = true;
 #endif
-constexpr bool kKeep = kKeptTlps > 1;
+constexpr size_t kKeptTlps = 4096;
 void* kept_tlps[kKeptTlps];
 size_t kept_count = 0;
 }  // namespace

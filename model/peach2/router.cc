@@ -157,8 +157,7 @@ void Router::arbitrate() {
   // head wants is skipped, after its own wake-up).
   std::array<unsigned, kXbarPorts + 1> heads_to{};
   for (int i = 0; i < kXbarPorts; ++i) {
-    const Xbar h = inputs_[i].queue.empty() ? Xbar::Count : decide(*inputs_[i].queue.front());
-    heads_to[static_cast<int>(h)] |= 1u << i;
+    heads_to[static_cast<int>(head_output(static_cast<Xbar>(i)))] |= 1u << i;
   }
   constexpr unsigned kAllInputs = (1u << kXbarPorts) - 1;
 
@@ -206,8 +205,7 @@ void Router::arbitrate() {
     TlpPtr tlp = std::move(in.queue.front());
     in.queue.pop_front();
     heads_to[o] &= ~(1u << chosen);
-    const Xbar next = in.queue.empty() ? Xbar::Count : decide(*in.queue.front());
-    heads_to[static_cast<int>(next)] |= 1u << chosen;
+    heads_to[static_cast<int>(head_output(static_cast<Xbar>(chosen)))] |= 1u << chosen;
     if (in.link) in.link->release(*tlp);
     if (forward_listener_[chosen]) forward_listener_[chosen](*tlp);
 
