@@ -7,8 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
-#include <vector>
 
 #include <systemc>
 
@@ -38,6 +38,67 @@ inline uint64_t bytes_to_request_boundary(uint64_t addr) {
   return kRequestBoundary - addr % kRequestBoundary;
 }
 
+// The bytes a TLP carries. Up to kInline of them live in the TLP itself,
+// which covers every TLP of the default links (max_payload_bytes 256): making
+// and freeing one costs no allocation, and a bulk transfer makes tens of
+// millions. Larger payloads (a link configured above 256 bytes) go to the
+// heap. The interface is the part of std::vector the units use; bytes that
+// resize() adds are zero, as a vector's are.
+class Payload {
+ public:
+  static constexpr uint32_t kInline = 256;
+
+  Payload() = default;
+  Payload(const Payload& o) { assign(o.data(), o.data() + o.size_); }
+  Payload& operator=(const Payload& o) {
+    if (this != &o) assign(o.data(), o.data() + o.size_);
+    return *this;
+  }
+  ~Payload() { delete[] heap_; }
+
+  uint8_t* data() { return heap_ ? heap_ : inline_; }
+  const uint8_t* data() const { return heap_ ? heap_ : inline_; }
+  uint8_t* begin() { return data(); }
+  uint8_t* end() { return data() + size_; }
+  const uint8_t* begin() const { return data(); }
+  const uint8_t* end() const { return data() + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  uint8_t& operator[](size_t i) { return data()[i]; }
+  uint8_t operator[](size_t i) const { return data()[i]; }
+
+  void resize(size_t n) {
+    const size_t old = size_;
+    reserve(n);
+    if (n > old) std::memset(data() + old, 0, n - old);
+    size_ = static_cast<uint32_t>(n);
+  }
+  // [first, last) must not lie inside this payload.
+  void assign(const uint8_t* first, const uint8_t* last) {
+    const size_t n = static_cast<size_t>(last - first);
+    size_ = 0;
+    reserve(n);
+    if (n) std::memcpy(data(), first, n);
+    size_ = static_cast<uint32_t>(n);
+  }
+  void clear() { size_ = 0; }
+
+ private:
+  void reserve(size_t n) {
+    if (n <= capacity()) return;
+    uint8_t* bigger = new uint8_t[n];
+    if (size_) std::memcpy(bigger, data(), size_);
+    delete[] heap_;
+    heap_ = bigger;
+    heap_capacity_ = static_cast<uint32_t>(n);
+  }
+  size_t capacity() const { return heap_ ? heap_capacity_ : kInline; }
+
+  uint8_t* heap_ = nullptr;
+  uint32_t size_ = 0, heap_capacity_ = 0;
+  uint8_t inline_[kInline];
+};
+
 struct Tlp {
   TlpKind kind = TlpKind::MemWrite;
   uint64_t addr = 0;       // requests: target address; completions: address of data[0]
@@ -46,7 +107,7 @@ struct Tlp {
   uint8_t tag = 0;         // matches completions to the read that asked
   CplStatus status = CplStatus::Success;
   uint32_t byte_count = 0; // completions: bytes of the read still to come, this one included
-  std::vector<uint8_t> data;
+  Payload data;
   uint64_t id = 0;              // unique in a run: traces and statistics
   sc_core::sc_time born;        // when the initiator created it
 

@@ -380,7 +380,7 @@ void Dmac::emit_writes(unsigned c) {
       w->addr = s.addr;
       w->length = s.length;
       w->requester = requester_id(node_, Function::Dmac);
-      w->data.assign(t.data.begin() + offset, t.data.begin() + offset + s.length);
+      w->data.assign(t.data.data() + offset, t.data.data() + offset + s.length);
       w->born = ch.started;
       offset += s.length;
       send(std::move(w), tag);

@@ -55,7 +55,7 @@ inline TlpPtr make(TlpKind kind, uint64_t addr, uint32_t len, uint8_t tag) {
   t->addr = addr;
   t->length = len;
   t->tag = tag;
-  if (kind != TlpKind::MemRead) t->data.assign(len, 0);
+  if (kind != TlpKind::MemRead) t->data.resize(len);
   return t;
 }
 inline TlpPtr write(uint64_t addr, uint32_t len, uint8_t tag = 0) {
