@@ -174,7 +174,8 @@ void Hca::issue_reads() {
     t->tag = tag;
     ++stats_.dma_reads;
     stats_.dma_read_bytes += r.length;
-    reads_.emplace(tag, std::move(r));
+    reads_[tag] = std::move(r);
+    read_out_[tag] = true;
     pcie_send(std::move(t));
   }
 }
@@ -205,14 +206,14 @@ void Hca::tlp_arrived(LinkPort& port, TlpPtr tlp) {
       return;
     }
     case TlpKind::Completion: {
-      auto it = reads_.find(tlp->tag);
-      if (it == reads_.end()) return;
-      Read& r = it->second;
+      if (!read_out_[tlp->tag]) return;
+      Read& r = reads_[tlp->tag];
       read_done(r, *tlp);
       if (tlp->status != CplStatus::Success || tlp->byte_count <= tlp->length) {
         // Last completion of the read (or its failure): the tag is free again.
         Read done = std::move(r);
-        reads_.erase(it);
+        r = Read{};
+        read_out_[tlp->tag] = false;
         free_tags_.push_back(tlp->tag);
         if (done.kind == Read::Kind::Wqe && done.generation == sq_generation_) {
           ib_wqe w{};

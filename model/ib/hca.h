@@ -154,7 +154,9 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
 
   // DMA reads.
   std::deque<Read> fetch_reads_, data_reads_;  // waiting for a tag
-  std::map<uint8_t, Read> reads_;              // outstanding, by tag
+  // Outstanding reads, by tag (a completion finds its read without a search).
+  std::array<Read, 256> reads_;
+  std::array<bool, 256> read_out_{};
   std::vector<uint8_t> free_tags_;
   std::deque<TlpPtr> pcie_out_;
   uint64_t next_tlp_id_ = 0, tlps_created_ = 0;
