@@ -48,7 +48,7 @@ class Payload {
  public:
   static constexpr uint32_t kInline = 256;
 
-  Payload() = default;
+  Payload() {}  // the inline bytes are not zeroed: size_ says none are valid
   Payload(const Payload& o) { assign(o.data(), o.data() + o.size_); }
   Payload& operator=(const Payload& o) {
     if (this != &o) assign(o.data(), o.data() + o.size_);
@@ -100,6 +100,9 @@ class Payload {
 };
 
 struct Tlp {
+  // User-provided, so that make_unique<Tlp>() (value-initialisation) does not
+  // first zero the whole object, payload buffer included.
+  Tlp() {}
   TlpKind kind = TlpKind::MemWrite;
   uint64_t addr = 0;       // requests: target address; completions: address of data[0]
   uint32_t length = 0;     // MemWrite/Completion: payload bytes; MemRead: bytes requested
