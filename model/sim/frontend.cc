@@ -115,37 +115,40 @@ void Frontend::snapshot_clocks() {
   }
 }
 
-Frontend::Key Frontend::min_running_horizon() {
-  // A rank inside an MPI collective over every rank (mpi/: Open MPI's own
-  // finalize) leaves it
-  // no earlier than the entry of any rank still outside; while one is, the
-  // rank inside holds nothing back.
+// What one turn of the loop decides from, in one pass over the live ranks
+// (run() takes a turn per request, so this pass is per request):
+//  - all_done: every rank has left, with nothing queued;
+//  - limit: the earliest horizon of a running rank, which the model may not
+//    pass. A rank inside an MPI collective over every rank (mpi/: Open MPI's
+//    own finalize) leaves it no earlier than the entry of any rank still
+//    outside; while one is, the rank inside holds nothing back;
+//  - due: the earliest deadline of a waiting rank;
+//  - request: the rank whose queued request is earliest.
+Frontend::Survey Frontend::survey() {
+  Survey s;
   bool someone_outside = false;
-  for (unsigned i : live_) {
-    const Rank& r = ranks_[i];
-    if (r.lane == 0 && !r.done && !in_world_collective(r)) someone_outside = true;
-  }
-  Key best{kNever, ~0u};
+  Key best_all{kNever, ~0u}, best_outside{kNever, ~0u};
   for (unsigned i : live_) {
     Rank& r = ranks_[i];
-    if (!running(r)) continue;
-    if (someone_outside && in_world_collective(r)) continue;
-    Key k{r.attached ? horizon(r) : 0, r.index};
-    if (k < best) best = k;
-  }
-  return best;
-}
-
-Frontend::Key Frontend::next_deadline() const {
-  Key best{kNever, ~0u};
-  for (unsigned i : live_) {
-    const Rank& r = ranks_[i];
-    if (r.waiting && r.wait.deadline != kNever) {
-      Key k{r.wait.deadline, r.index};
-      if (k < best) best = k;
+    if (!r.done || !r.queue.empty()) s.all_done = false;
+    const bool inside = in_world_collective(r);
+    if (r.lane == 0 && !r.done && !inside) someone_outside = true;
+    if (running(r)) {
+      const Key k{r.attached ? horizon(r) : 0, r.index};
+      if (k < best_all) best_all = k;
+      if (!inside && k < best_outside) best_outside = k;
     }
+    if (r.waiting && r.wait.deadline != kNever) {
+      const Key k{r.wait.deadline, r.index};
+      if (k < s.due) s.due = k;
+    }
+    if (!r.queue.empty() &&
+        (!s.request ||
+         Key{r.queue.front().stamp, r.index} < Key{s.request->queue.front().stamp, s.request->index}))
+      s.request = &r;
   }
-  return best;
+  s.limit = someone_outside ? best_outside : best_all;
+  return s;
 }
 
 Frontend::Rank* Frontend::next_request() {
@@ -157,14 +160,6 @@ Frontend::Rank* Frontend::next_request() {
       best = &r;
   }
   return best;
-}
-
-bool Frontend::all_done() const {
-  for (unsigned i : live_) {
-    const Rank& r = ranks_[i];
-    if (!r.done || !r.queue.empty()) return false;
-  }
-  return true;
 }
 
 // Every lane outside live_ is done, with nothing queued and no wait: what
@@ -496,15 +491,16 @@ int Frontend::run() {
     poll_ranks();
     if (live_stale_) refresh_live();  // a thread took a lane: it counts from now
     if (faulted_ || p2_shm_guard_lost()) return rank_fault();
-    if (all_done()) {
+    const Survey survey = this->survey();
+    if (survey.all_done) {
       finish();
       return 0;
     }
-    Key limit = min_running_horizon();
+    const Key limit = survey.limit;
     // A wait with a deadline is answered "not yet" at its deadline, in (time,
     // rank) order with the requests, unless its memory changes first.
-    Key due = next_deadline();
-    if (Rank* r = next_request()) {
+    const Key due = survey.due;
+    if (Rank* r = survey.request) {
       Key k{r->queue.front().stamp, r->index};
       if (k < limit && !(due < k)) {
         if (!advance_through(std::max(k.time, now_ps()))) continue;  // someone was answered

@@ -177,10 +177,13 @@ class Frontend {
   uint64_t horizon(const Rank& r) const {
     return std::max({r.last_stamp, r.answer_floor, r.published});
   }
-  Key min_running_horizon();
-  Key next_deadline() const;  // the earliest deadline of a waiting rank
+  struct Survey {
+    bool all_done = true;
+    Key limit{kNever, ~0u}, due{kNever, ~0u};
+    Rank* request = nullptr;
+  };
+  Survey survey();  // frontend.cc says what each field is
   Rank* next_request();
-  bool all_done() const;
   // Rebuilds live_ (after a lane is done, or taken by a thread).
   void refresh_live();
 
