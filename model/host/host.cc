@@ -249,7 +249,7 @@ void Host::on_writes_due() {
   RootPort& rp = ports_[i];
   while (rp.writes_due.head_due()) {
     TlpPtr w = rp.writes_due.pop();
-    uint64_t off;
+    uint64_t off = 0;  // set by memory_for (GCC at -O3 cannot tell)
     Memory* m = memory_for(rp, w->addr, w->length, &off);
     if (external(m == &rp.gpu_mem, off, w->length)) {
       // A device that refuses the write has reported it; the bytes are lost
@@ -269,7 +269,7 @@ void Host::on_writes_due() {
 }
 
 void Host::serve_read(RootPort& rp, TlpPtr req) {
-  uint64_t off;
+  uint64_t off = 0;  // set by memory_for (GCC at -O3 cannot tell)
   Memory* m = memory_for(rp, req->addr, req->length, &off);
   Memory& engine = m ? *m : rp.host_mem;
   sc_time start = std::max(sim_time() + engine.read_latency, engine.read_free);
