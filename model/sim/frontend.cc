@@ -142,23 +142,21 @@ Frontend::Survey Frontend::survey() {
       const Key k{r.wait.deadline, r.index};
       if (k < s.due) s.due = k;
     }
-    if (!r.queue.empty() &&
-        (!s.request ||
-         Key{r.queue.front().stamp, r.index} < Key{s.request->queue.front().stamp, s.request->index}))
-      s.request = &r;
+    if (queued_before(r, s.request)) s.request = &r;
   }
   s.limit = someone_outside ? best_outside : best_all;
   return s;
 }
 
+bool Frontend::queued_before(const Rank& r, const Rank* best) {
+  return !r.queue.empty() &&
+         (!best || Key{r.queue.front().stamp, r.index} < Key{best->queue.front().stamp, best->index});
+}
+
 Frontend::Rank* Frontend::next_request() {
   Rank* best = nullptr;
-  for (unsigned i : live_) {
-    Rank& r = ranks_[i];
-    if (r.queue.empty()) continue;
-    if (!best || Key{r.queue.front().stamp, r.index} < Key{best->queue.front().stamp, best->index})
-      best = &r;
-  }
+  for (unsigned i : live_)
+    if (queued_before(ranks_[i], best)) best = &ranks_[i];
   return best;
 }
 

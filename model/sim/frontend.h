@@ -184,6 +184,9 @@ class Frontend {
   };
   Survey survey();  // frontend.cc says what each field is
   Rank* next_request();
+  // Whether r has a request queued, earlier in (stamp, rank) order than
+  // best's (any, when best is null).
+  static bool queued_before(const Rank& r, const Rank* best);
   // Rebuilds live_ (after a lane is done, or taken by a thread).
   void refresh_live();
 
