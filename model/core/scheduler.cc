@@ -209,14 +209,6 @@ Wakeup::Wakeup(Kind kind, std::function<void()> fire)
 
 Wakeup::~Wakeup() { scheduler_.forget(*this); }
 
-void Wakeup::notify(const sc_time& delay) {
-  const uint64_t now = sim_time().value();
-  const uint64_t at = now + delay.value();
-  if (at_ <= at) return;  // the earliest wins (kIdle: nothing pending)
-  at_ = at;
-  scheduler_.schedule(*this, at, now);
-}
-
 void Wakeup::cancel() { at_ = kIdle; }
 
 }  // namespace p2

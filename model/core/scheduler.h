@@ -83,8 +83,9 @@ class Wakeup {
   Wakeup& operator=(const Wakeup&) = delete;
 
   // Fires `delay` from now (zero: the next round of this instant) unless an
-  // earlier time is pending; replaces a later one.
-  void notify(const sc_core::sc_time& delay);
+  // earlier time is pending; replaces a later one. Inline (below): nearly
+  // half the calls find an earlier time pending and return at once.
+  inline void notify(const sc_core::sc_time& delay);
   void cancel();
   void bind(std::function<void()> fire) { fire_ = std::move(fire); }
 
@@ -231,6 +232,14 @@ class Scheduler {
 inline const sc_core::sc_time& sim_time() {
   const sc_core::sc_time* direct = Scheduler::direct_clock_;
   return direct ? *direct : sc_core::sc_get_curr_simcontext()->time_stamp();
+}
+
+inline void Wakeup::notify(const sc_core::sc_time& delay) {
+  const uint64_t now = sim_time().value();
+  const uint64_t at = now + delay.value();
+  if (at_ <= at) return;  // the earliest wins (kIdle: nothing pending)
+  at_ = at;
+  scheduler_.schedule(*this, at, now);
 }
 
 }  // namespace p2

@@ -54,6 +54,10 @@ void Host::attach(LinkPort& port, const PortConfig& pc) {
   };
   setup(rp.host_mem, memory_.host, memory_.host_size, pc.host ? *pc.host : config_.host);
   setup(rp.gpu_mem, memory_.gpu, memory_.gpu_size, pc.gpu ? *pc.gpu : config_.gpu);
+  for (Memory* m : {&rp.host_mem, &rp.gpu_mem})
+    if (m->read_bytes_per_ns > 0)
+      for (uint32_t b = 0; b <= rp.max_cpl; ++b)
+        m->read_time_of.push_back(ns(b / m->read_bytes_per_ns));
   port.attach(this, 0);
 }
 
@@ -312,7 +316,7 @@ void Host::serve_read(RootPort& rp, TlpPtr req) {
     const uint8_t* src = bytes + (s.addr - req->addr);
     TlpPtr cpl = make_completion(*req, s.addr, src, s.length, remaining);
     remaining -= s.length;
-    ready += ns(s.length / engine.read_bytes_per_ns);
+    ready += engine.read_time(s.length);
     engine.completions.push(ready, std::move(cpl));
   }
   engine.read_free = ready;

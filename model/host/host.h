@@ -23,6 +23,7 @@
 
 #include <systemc>
 
+#include "core/clock.h"
 #include "pcie/link.h"
 #include "core/params.h"
 #include "core/timed_queue.h"
@@ -136,6 +137,13 @@ class Host : public sc_core::sc_module, public LinkClient {
     sc_core::sc_time read_latency, write_latency;
     double read_bytes_per_ns = 0;
     double write_bytes_per_ns = 0;    // 0: unlimited
+    // read_time_of[n]: the read data path's time for n bytes, for every
+    // completion size (made once: a float-to-time conversion per completion
+    // was a tenth of the host's instructions on a bulk read).
+    std::vector<sc_core::sc_time> read_time_of;
+    sc_core::sc_time read_time(uint32_t bytes) const {
+      return bytes < read_time_of.size() ? read_time_of[bytes] : ns(bytes / read_bytes_per_ns);
+    }
     sc_core::sc_time read_free;       // read data path busy until
     sc_core::sc_time write_free;      // write data path busy until
     TimedQueue<TlpPtr> completions;   // answers in the order they leave
