@@ -43,6 +43,7 @@ IbResponder::Host Hca::responder_host() {
 void Hca::attach_pcie(LinkPort& port) {
   pcie_ = &port;
   port.attach(this, config_.pcie_tx_tlps);
+  port.allow_silent_arrivals();
 }
 
 void Hca::attach_rail(unsigned rail, IbPort& port) {
@@ -241,6 +242,14 @@ void Hca::tlp_arrived(LinkPort& port, TlpPtr tlp) {
       return;
     }
   }
+}
+
+// A completion of an outstanding read that is not its last only copies its
+// bytes (read_done): the read, and the packet or descriptor it fills, stay
+// incomplete until the last one, which arrives after it on the same link.
+bool Hca::arrival_is_silent(const LinkPort& /*port*/, const Tlp& tlp) const {
+  return tlp.kind == TlpKind::Completion && tlp.status == CplStatus::Success &&
+         tlp.byte_count > tlp.length && read_out_[tlp.tag];
 }
 
 void Hca::read_done(Read& r, const Tlp& cpl) {

@@ -64,6 +64,7 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
   void attach_rail(unsigned rail, IbPort& port);
 
   void tlp_arrived(LinkPort& port, TlpPtr tlp) override;
+  bool arrival_is_silent(const LinkPort& port, const Tlp& tlp) const override;
   void tx_space(LinkPort& port) override;
   void packet_arrived(IbPort& port, IbPacketPtr p, sc_core::sc_time tail) override;
   void tx_ready(IbPort& port) override;

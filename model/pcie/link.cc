@@ -112,6 +112,7 @@ struct PcieLink::Direction {
     Dllp dllp = Dllp::None;
     FcClass cls = FcClass::Posted;
     uint32_t hdr = 0, data = 0;
+    bool silent = false;  // a TLP taken in with the next one (silent_arrival)
   };
 
   const int tx, rx;
@@ -133,6 +134,8 @@ struct PcieLink::Direction {
   bool stalled = false;
   sc_time stall_since;
   Ring<InFlight> flight;
+  uint64_t sent_tlps = 0;  // TLPs put on the wire: the n-th is the n-th to arrive
+  bool silent_rx = false;  // rx's client answers arrival_is_silent
   Wakeup arrive;  // the head of `flight` reaches `rx`
   LinkDirStats stats;
   std::vector<sc_time> wire_of;  // wire_of[n]: serialisation of n line bytes
@@ -150,7 +153,10 @@ struct PcieLink::Direction {
   bool wire_idle() const { return sim_time() >= busy_until; }
   // Puts one TLP or DLLP of `bytes` line bytes on the wire, starting now
   // (`back`: the reverse direction's transmitter, which UpdateFCs feed).
-  void occupy(const LinkConfig& cfg, uint32_t bytes, InFlight&& item, const Direction& back) {
+  // Always inline: once per TLP and DLLP on every wire, and a call costs the
+  // hot path more than its body's size is worth.
+  [[gnu::always_inline]] void occupy(const LinkConfig& cfg, uint32_t bytes, InFlight&& item,
+                                     const Direction& back) {
     const sc_time now = sim_time();
     if (stalled) {
       stats.credit_stall += now - stall_since;
@@ -173,13 +179,14 @@ struct PcieLink::Direction {
       wire_free.notify(busy_until - now);
   }
   // Whether `item`, on this wire, must be taken in at its arrival time: a
-  // TLP always; an UpdateFC only while the transmitter it gives credits to
-  // (`back`, our receiver's) has a TLP waiting. Otherwise its credits are
-  // taken in by the next arrival behind it, or by that transmitter itself
-  // before it next looks at its credits (absorb_credits), at the same
-  // simulated time as they would have been. An Ack changes nothing.
+  // TLP unless its arrival is silent (PcieLink::silent_arrival); an UpdateFC
+  // only while the transmitter it gives credits to (`back`, our receiver's)
+  // has a TLP waiting. Otherwise its credits are taken in by the next
+  // arrival behind it, or by that transmitter itself before it next looks at
+  // its credits (absorb_credits), at the same simulated time as they would
+  // have been. An Ack changes nothing.
   static bool needs_arrival(const InFlight& item, const Direction& back) {
-    return item.tlp || (item.dllp == Dllp::UpdateFc && back.queued > 0);
+    return (item.tlp && !item.silent) || (item.dllp == Dllp::UpdateFc && back.queued > 0);
   }
   // Keeps `arrive` at the first item that needs its arrival seen.
   void arm_arrival(const Direction& back) {
@@ -305,6 +312,8 @@ void PcieLink::transmit(Direction& d) {
   const Tlp& t = *item.tlp;
   d.credits[c].hdr.take(1);
   d.credits[c].data.take(t.data_credits());
+  ++d.sent_tlps;
+  item.silent = d.silent_rx && silent_arrival(d, t);
   const uint32_t bytes = config_.tlp_wire_bytes(t);
   ++d.stats.tlps;
   d.stats.payload_bytes += t.payload_bytes();
@@ -317,6 +326,23 @@ void PcieLink::transmit(Direction& d) {
     d.was_full = false;
     if (d.client) d.client->tx_space(*ends_[d.tx]);
   }
+}
+
+// Always inline: once per TLP arrival.
+[[gnu::always_inline]] inline void PcieLink::take_in(Direction& d, TlpPtr tlp) {
+  Direction& back = *dirs_[d.rx];
+  const int c = static_cast<int>(tlp->fc_class());
+  ++d.held_hdr[c];
+  d.held_data[c] += tlp->data_credits();
+  ++d.received;
+  if (config_.ack_coalesce_tlps != 0 && d.received % config_.ack_coalesce_tlps == 0) {
+    ++back.acks_owed;
+    back.wake();
+  }
+  LinkClient* receiver = back.client;
+  if (!receiver)
+    throw std::logic_error(ends_[d.rx]->name() + ": a TLP arrived at a link end with no client");
+  receiver->tlp_arrived(*ends_[d.rx], std::move(tlp));
 }
 
 void PcieLink::deliver(Direction& d) {
@@ -336,29 +362,41 @@ void PcieLink::deliver(Direction& d) {
       }
       continue;
     }
-    const int c = static_cast<int>(item.tlp->fc_class());
-    ++d.held_hdr[c];
-    d.held_data[c] += item.tlp->data_credits();
-    ++d.received;
-    if (config_.ack_coalesce_tlps != 0 && d.received % config_.ack_coalesce_tlps == 0) {
-      ++back.acks_owed;
-      back.wake();
-    }
-    LinkClient* receiver = back.client;
-    if (!receiver)
-      throw std::logic_error(ends_[d.rx]->name() + ": a TLP arrived at a link end with no client");
-    receiver->tlp_arrived(*ends_[d.rx], std::move(item.tlp));
+    take_in(d, std::move(item.tlp));
   }
   d.arm_arrival(back);
 }
 
+// A TLP whose arrival changes nothing observable before the next arrival at
+// the same end need not be an event: a completion that is not its read's
+// last, say, of which the receiver only copies the bytes (its client says,
+// arrival_is_silent). The link adds its own conditions: releasing the TLP
+// sends no UpdateFC (its class is infinite at the receiver both ways), and
+// its arrival owes no Ack (it is not an ack_coalesce_tlps-th TLP). It is
+// taken in, in order, just before the next TLP or credit arrival that is an
+// event on this wire, or by absorb_credits; no simulated time moves.
+bool PcieLink::silent_arrival(const Direction& d, const Tlp& t) const {
+  const Direction::ClassCredits& cr = d.credits[static_cast<int>(t.fc_class())];
+  if (!cr.hdr.infinite || !cr.data.infinite) return false;
+  if (config_.ack_coalesce_tlps != 0 && d.sent_tlps % config_.ack_coalesce_tlps == 0) return false;
+  const LinkClient* receiver = dirs_[d.rx]->client;
+  return receiver && receiver->arrival_is_silent(*ends_[d.rx], t);
+}
+
 void PcieLink::absorb_credits(Direction& x) {
   // x's credits come back on the reverse wire; those that reached x by now
-  // and that no arrival took in yet (Direction::needs_arrival) count now.
+  // and that no arrival took in yet (Direction::needs_arrival) count now. A
+  // TLP ahead of them that arrived by now arrived silently: it is taken in
+  // first, in order.
   Direction& in = *dirs_[x.rx];
   const sc_time now = sim_time();
-  while (!in.flight.empty() && !in.flight.front().tlp && in.flight.front().at <= now) {
+  while (!in.flight.empty() && (!in.flight.front().tlp || in.flight.front().silent) &&
+         in.flight.front().at <= now) {
     Direction::InFlight item = in.flight.pop_front();
+    if (item.tlp) {
+      take_in(in, std::move(item.tlp));
+      continue;
+    }
     if (item.dllp != Dllp::UpdateFc) continue;
     Direction::ClassCredits& cr = x.credits[static_cast<int>(item.cls)];
     cr.hdr.give(item.hdr);
@@ -415,6 +453,8 @@ void LinkPort::attach(LinkClient* client, size_t tx_capacity) {
   d.client = client;
   d.capacity = tx_capacity;
 }
+
+void LinkPort::allow_silent_arrivals() { link_->dirs_[1 - side_]->silent_rx = true; }
 
 bool LinkPort::can_send() const {
   const PcieLink::Direction& d = *link_->dirs_[side_];

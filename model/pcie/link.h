@@ -64,6 +64,15 @@ class LinkClient {
   virtual void tlp_arrived(LinkPort& port, TlpPtr tlp) = 0;
   // The transmit queue of `port` has room again after being full.
   virtual void tx_space(LinkPort& /*port*/) {}
+  // Whether tlp_arrived(port, tlp) will change nothing that anything reads
+  // before the next TLP arriving at `port` is taken in: then the link need
+  // not make the TLP's arrival an event of its own, and hands it over just
+  // before that next one (asked when the TLP starts on the wire, of a client
+  // that called port.allow_silent_arrivals(); the link also checks that
+  // taking it in frees no credits and owes no Ack).
+  virtual bool arrival_is_silent(const LinkPort& /*port*/, const Tlp& /*tlp*/) const {
+    return false;
+  }
 };
 
 // Called for every TLP put on a wire; statistics and traces attach here, the
@@ -83,6 +92,8 @@ class LinkPort {
   // `client` gets the TLPs arriving here and tx_space(); `tx_capacity` counts
   // TLPs waiting to start on the wire (0: unbounded).
   void attach(LinkClient* client, size_t tx_capacity /*TLPs, 0: unbounded*/);
+  // The client answers LinkClient::arrival_is_silent for TLPs arriving here.
+  void allow_silent_arrivals();
   bool can_send() const;
   // Queues for transmission (see can_send(); throws std::logic_error when full,
   // std::invalid_argument above the link's max payload / max read request).
@@ -138,6 +149,9 @@ class PcieLink : public sc_core::sc_module {
   void deliver(Direction& d);        // TLPs and DLLPs whose last byte arrived
   void credits_ready(Direction& d);  // freed buffers whose UpdateFC may go now
   void absorb_credits(Direction& x);  // UpdateFCs for x's transmitter that arrived by now
+  // Whether the TLP `t`, starting now on d's wire, may arrive without an event.
+  bool silent_arrival(const Direction& d, const Tlp& t) const;
+  void take_in(Direction& d, TlpPtr tlp);  // a TLP's arrival at d's receiver
   int pick(const Direction& d) const;
   void release_at(int side, FcClass cls, uint32_t data_credits);
   LinkConfig config_;
