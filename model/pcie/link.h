@@ -67,9 +67,10 @@ class LinkClient {
   // Whether tlp_arrived(port, tlp) will change nothing that anything reads
   // before the next TLP arriving at `port` is taken in: then the link need
   // not make the TLP's arrival an event of its own, and hands it over just
-  // before that next one (asked when the TLP starts on the wire, of a client
-  // that called port.allow_silent_arrivals(); the link also checks that
-  // taking it in frees no credits and owes no Ack).
+  // before that next one. The client promises that one follows: a silent
+  // TLP with nothing behind it is never taken in. Asked when the TLP starts
+  // on the wire, of a client that called port.allow_silent_arrivals(); the
+  // link also checks that taking it in frees no credits and owes no Ack.
   virtual bool arrival_is_silent(const LinkPort& /*port*/, const Tlp& /*tlp*/) const {
     return false;
   }

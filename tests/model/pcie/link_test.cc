@@ -407,5 +407,80 @@ TEST(LinkDllp, DllpWaitsForTheWireThenGoesBeforeWaitingTlps) {
   EXPECT_EQ(t.rx().tx_stats().busy, 6 * big_tlp + t.expect.dllp());
 }
 
+// ---- Silent arrivals -----------------------------------------------------------
+
+// A receiver that says taking in a completion tagged kNotLast changes nothing
+// (as the HCA says of a completion that is not its read's last).
+constexpr uint8_t kNotLast = 1;
+struct SilentSink : Sink {
+  bool arrival_is_silent(const LinkPort&, const Tlp& tlp) const override {
+    return tlp.kind == TlpKind::Completion && tlp.tag == kNotLast;
+  }
+};
+
+// a sends b one 64-byte completion per tag at time zero; b's client answers
+// arrival_is_silent where `allow`. Returns the serialisation of one.
+struct SilentBench {
+  SilentBench(const Params& p, bool allow)
+      : expect(p), link("link", LinkConfig(p), LinkEndKind::RootComplex, LinkEndKind::Endpoint) {
+    link.end_a().attach(&a, 0);
+    link.end_b().attach(&b, 0);
+    if (allow) link.end_b().allow_silent_arrivals();
+  }
+  sc_time send(const std::vector<uint8_t>& tags) {
+    at(sc_core::SC_ZERO_TIME, [this, tags] {
+      for (size_t i = 0; i < tags.size(); ++i)
+        link.end_a().send(test::completion(kLowAddr + 64 * i, 64, tags[i]));
+    });
+    sc_start();
+    return expect.tlp(kHdr3, 64);
+  }
+  Expect expect;
+  Sink a;
+  SilentSink b;
+  PcieLink link;
+};
+
+TEST(LinkSilent, SilentCompletionsAreTakenInWithTheNextArrival) {
+  Params p;
+  ASSERT_EQ(static_cast<int>(p.ack_coalesce_tlps), 4);
+  SilentBench t(p, true);
+  // The 4th TLP owes an Ack: it arrives as an event whatever its client says.
+  const sc_time per = t.send({kNotLast, kNotLast, 0, kNotLast, 0});
+  ASSERT_EQ(t.b.got.size(), 5u);
+  const sc_time lat = t.expect.latency;
+  const sc_time taken[] = {3 * per + lat, 3 * per + lat, 3 * per + lat, 4 * per + lat,
+                           5 * per + lat};
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(t.b.got[i].tlp->addr, kLowAddr + 64 * i) << i;  // in order
+    EXPECT_EQ(t.b.got[i].at, taken[i]) << i;
+  }
+  // The wire and the reverse wire carry what they would have: one Ack.
+  EXPECT_EQ(t.link.end_a().tx_stats().busy, 5 * per);
+  EXPECT_EQ(t.link.end_b().tx_stats().dllps, 1u);
+  EXPECT_EQ(t.link.end_b().tx_stats().busy, t.expect.dllp());
+}
+
+TEST(LinkSilent, WithoutTheClientsLeaveEveryArrivalIsAnEvent) {
+  Params p;
+  SilentBench t(p, false);
+  const sc_time per = t.send({kNotLast, kNotLast, 0, kNotLast, 0});
+  ASSERT_EQ(t.b.got.size(), 5u);
+  for (size_t i = 0; i < 5; ++i)
+    EXPECT_EQ(t.b.got[i].at, static_cast<double>(i + 1) * per + t.expect.latency) << i;
+  EXPECT_EQ(t.link.end_b().tx_stats().dllps, 1u);
+}
+
+TEST(LinkSilent, FiniteCompletionCreditsMakeNoArrivalSilent) {
+  // Releasing such a TLP would send an UpdateFC, whose time counts.
+  Params p;
+  p.rx_cpl_hdr_credits = 16;
+  SilentBench t(p, true);
+  const sc_time per = t.send({kNotLast, kNotLast, 0});
+  ASSERT_EQ(t.b.got.size(), 3u);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(t.b.got[i].at, static_cast<double>(i + 1) * per + t.expect.latency) << i;
+}
+
 }  // namespace
 }  // namespace p2
