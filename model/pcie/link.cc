@@ -367,14 +367,9 @@ void PcieLink::deliver(Direction& d) {
   d.arm_arrival(back);
 }
 
-// A TLP whose arrival changes nothing observable before the next arrival at
-// the same end need not be an event: a completion that is not its read's
-// last, say, of which the receiver only copies the bytes (its client says,
-// arrival_is_silent). The link adds its own conditions: releasing the TLP
-// sends no UpdateFC (its class is infinite at the receiver both ways), and
-// its arrival owes no Ack (it is not an ack_coalesce_tlps-th TLP). It is
-// taken in, in order, just before the next TLP or credit arrival that is an
-// event on this wire, or by absorb_credits; no simulated time moves.
+// The receiver's word (LinkClient::arrival_is_silent), and the link's own
+// conditions: releasing the TLP sends no UpdateFC (its class is infinite at
+// the receiver both ways) and its arrival owes no Ack.
 bool PcieLink::silent_arrival(const Direction& d, const Tlp& t) const {
   const Direction::ClassCredits& cr = d.credits[static_cast<int>(t.fc_class())];
   if (!cr.hdr.infinite || !cr.data.infinite) return false;
