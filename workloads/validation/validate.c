@@ -14,13 +14,18 @@
  * number of power-of-two steps of the published one). Every run's CSV and
  * log stay in --out (default validation-out), for plots/validation.py, which
  * draws a PNG per figure and writes the results page from results.csv.
- * --quick runs the cases marked quick (ctest -L validation).
+ * --quick runs the cases marked quick (ctest -L validation); --only takes ids
+ * or shell patterns of ids (pub_*). A run that several cases share (the same
+ * run string, say one sweep whose sizes are several published points) runs
+ * once per invocation: the later cases reuse its CSV, copied to their own
+ * names, and their log names the case that ran it.
  *
  * Exit status: 0 when every case passes, 1 when one fails or its run fails,
  * 2 for a bad flag or table line (named as FILE:LINE).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -150,17 +155,25 @@ static int parse_line(char *line, vcase *c, const char *where)
     return 0;
 }
 
+/* Whether --quick and --only (ids or shell patterns, comma-separated) take c. */
 static int wanted(const vcase *c, const options *o)
 {
     if (o->quick && !c->quick)
         return 0;
     if (!o->only)
         return 1;
-    char list[512];
-    snprintf(list, sizeof list, ",%s,", o->only);
-    char key[64];
-    snprintf(key, sizeof key, ",%s,", c->id);
-    return strstr(list, key) != NULL;
+    for (const char *item = o->only; *item;) {
+        size_t len = strcspn(item, ",");
+        char pattern[sizeof c->id + 16];
+        if (len < sizeof pattern) {
+            memcpy(pattern, item, len);
+            pattern[len] = '\0';
+            if (fnmatch(pattern, c->id, 0) == 0)
+                return 1;
+        }
+        item += len + (item[len] == ',');
+    }
+    return 0;
 }
 
 static int load_table(const char *path, const options *o, vcase **out, int *count)
@@ -327,6 +340,92 @@ static int run_one(const vcase *c, int k, const char *p2run, const char *workloa
     return 0;
 }
 
+/* ---- Runs that several cases share ------------------------------------------------ */
+
+/* A run this invocation made: its run string (blanks collapsed), the case
+ * that made it, its CSV and log, and whether it succeeded (0) or failed (-1). */
+typedef struct made_run {
+    char run[400], id[48], csv[PATH_MAX], log[PATH_MAX];
+    int status;
+} made_run;
+
+static made_run *made;
+static int made_count;
+
+/* `run` with every run of blanks one space, none at either end. */
+static void collapse(const char *run, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = run; *p && n + 1 < size; p++) {
+        if (*p == ' ' || *p == '\t') {
+            if (n && out[n - 1] != ' ')
+                out[n++] = ' ';
+        } else {
+            out[n++] = *p;
+        }
+    }
+    while (n && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+}
+
+static const made_run *made_before(const char *run)
+{
+    char key[400];
+    collapse(run, key, sizeof key);
+    for (int i = 0; i < made_count; i++)
+        if (!strcmp(made[i].run, key))
+            return &made[i];
+    return NULL;
+}
+
+static void remember(const char *run, const char *id, const char *csv, const char *log, int status)
+{
+    made_run *grown = realloc(made, (size_t)(made_count + 1) * sizeof *made);
+    if (!grown)
+        return; /* a later case runs it again */
+    made = grown;
+    made_run *m = &made[made_count++];
+    collapse(run, m->run, sizeof m->run);
+    copy(m->id, sizeof m->id, id);
+    copy(m->csv, sizeof m->csv, csv);
+    copy(m->log, sizeof m->log, log);
+    m->status = status;
+}
+
+/* Copies file `from` to `to` (a CSV that is missing stays missing). */
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    char buf[8192];
+    size_t n;
+    while (out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, n, out);
+    if (in)
+        fclose(in);
+    if (out)
+        fclose(out);
+}
+
+/* Run k of c is run m, made by an earlier case: its CSV becomes c's, c's log
+ * names it. Returns m's status. */
+static int reuse(const vcase *c, int k, const made_run *m, const char *csv_path, const char *log)
+{
+    remove(csv_path);
+    copy_file(m->csv, csv_path);
+    FILE *f = fopen(log, "w");
+    if (f) {
+        fprintf(f, "%s: reused the run of %s (its log: %s)\n", PROGRAM, m->id, m->log);
+        fclose(f);
+    }
+    if (m->status != 0)
+        fprintf(stderr, PROGRAM ": %s: run %d reused: the run of %s, which failed (log %s)\n",
+                c->id, k + 1, m->id, m->log);
+    else
+        fprintf(stderr, PROGRAM ": %s: run %d reused (the run of %s)\n", c->id, k + 1, m->id);
+    return m->status;
+}
+
 typedef struct outcome {
     double model;    /* the figure, or the crossover size */
     char shown[48];  /* as the table shows it */
@@ -417,7 +516,15 @@ static void run_case(const vcase *c, const char *p2run, const char *workloads, c
         char csv_path[PATH_MAX], log[PATH_MAX];
         snprintf(csv_path, sizeof csv_path, "%s/%s.%d.csv", o->out, c->id, k + 1);
         snprintf(log, sizeof log, "%s/%s.%d.log", o->out, c->id, k + 1);
-        if (run_one(c, k, p2run, workloads, o, csv_path, log) != 0) {
+        const made_run *m = made_before(c->run[k]);
+        int status;
+        if (m) {
+            status = reuse(c, k, m, csv_path, log);
+        } else {
+            status = run_one(c, k, p2run, workloads, o, csv_path, log);
+            remember(c->run[k], c->id, csv_path, log, status);
+        }
+        if (status != 0) {
             /* Rows come as they are measured: say how far a sweep got
              * (a deadlock at some size ends the job there). */
             int b = read_csv(csv_path, &tables[k]) == 0 ? column(&tables[k], "bytes") : -1;
@@ -446,7 +553,9 @@ static void usage(FILE *out)
                  "                [--csv FILE] [--json FILE]\n"
                  "  runs the published figures of the table (default: figures.txt of the\n"
                  "  source tree) under p2run; results.csv and every run's CSV and log go to\n"
-                 "  --out (default validation-out); plots/validation.py draws them\n");
+                 "  --out (default validation-out); plots/validation.py draws them. --only\n"
+                 "  takes ids or shell patterns ('pub_*'); cases that share a run string\n"
+                 "  share one run\n");
 }
 
 static int parse_options(int argc, char **argv, options *o)
@@ -563,6 +672,7 @@ int main(int argc, char **argv)
     }
     printf("%d passed, %d failed\n", n - failed, failed);
     free(cases);
+    free(made);
     if (wl_report_close(report) != 0)
         return EXIT_FAILED;
     return failed ? EXIT_FAILED : EXIT_OK;
