@@ -104,6 +104,22 @@ void fmpl_recv(void *buf, size_t size, int src, int mai, int *ier);
 /* Bytes the last completed receive of (src, mai) got. */
 size_t fmpl_recv_size(int src, int mai);
 
+/* The steps of the last blocking fmpl_send and the last blocking fmpl_recv
+ * this process completed (the project's addition), in seconds of the rank's
+ * clock, as FMPL's published breakdown of the 8 B ping-pong splits them.
+ * Sender: init (the call until it starts polling its matching slot), wait
+ * (until the receiver's header is seen there), data (the data and flag
+ * remote DMA until the NIA reports the send complete, the return). Receiver:
+ * init (the call until its header's kick is posted), header (until the NIA
+ * reports the header's remote DMA complete), data (until the completion flag
+ * is seen and checked, the return). Zeroes before the first of each; a send
+ * that spooled or failed, and fmpl_isend/irecv, record nothing. */
+typedef struct fmpl_steps {
+    double send_init, send_wait, send_data;
+    double recv_init, recv_header, recv_data;
+} fmpl_steps_t;
+void fmpl_last_steps(fmpl_steps_t *steps);
+
 typedef struct fmpl_request {
     int kind, peer, mai, live; /* FMPL's own */
 } fmpl_request_t;

@@ -13,8 +13,14 @@
  * returned (a blocking pair), so the header's trip is on the critical path
  * except where it overlaps the previous message's trip, and FMPL's software
  * per step (params.def fmpl_*) is in every trip. Latency is half the round
- * trip (OSU), throughput size / latency. Every rank calls fmpl_init; ranks
- * other than A and B only wait in fmpl_finalize. With -c 1 A's message
+ * trip (OSU), throughput size / latency. The breakdown columns split A's
+ * fmpl_send (send_init, send_wait for B's header, send_data until the NIA
+ * reports it done) and its fmpl_recv (recv_init, recv_header until its
+ * header's remote DMA is done, recv_data until the flag is seen and
+ * checked) as FMPL's published breakdown does (fmpl_last_steps), each the
+ * mean over the timed iterations; A's send and receive are its whole round
+ * trip, so the six add up to twice the latency. Every rank calls fmpl_init;
+ * ranks other than A and B only wait in fmpl_finalize. With -c 1 A's message
  * changes every iteration and the echo is checked byte for byte.
  */
 #include <stdint.h>
@@ -41,12 +47,25 @@ static const wl_option options[] = {
 static const wl_program program = {PROGRAM, "FMPL ping-pong on the SR8000 NIA (simulated time)",
                                    options, sizeof options / sizeof options[0]};
 
-enum { COL_BYTES, COL_ITERS, COL_LATENCY, COL_BANDWIDTH, COL_ERRORS, COL_WALL, COLUMN_COUNT };
+/* The breakdown columns: A's blocking fmpl_send and fmpl_recv split into
+ * FMPL's published steps (fmpl_last_steps), each the mean over the timed
+ * iterations. */
+enum {
+    COL_BYTES, COL_ITERS, COL_LATENCY, COL_BANDWIDTH,
+    COL_SEND_INIT, COL_SEND_WAIT, COL_SEND_DATA, COL_RECV_INIT, COL_RECV_HEADER, COL_RECV_DATA,
+    COL_ERRORS, COL_WALL, COLUMN_COUNT
+};
 static const wl_column columns[COLUMN_COUNT] = {
     [COL_BYTES] = {"bytes", WL_COLUMN_INTEGER, 10, 0},
     [COL_ITERS] = {"iters", WL_COLUMN_INTEGER, 5, 0},
     [COL_LATENCY] = {"latency_us", WL_COLUMN_REAL, 10, 3},
     [COL_BANDWIDTH] = {"bandwidth_MBps", WL_COLUMN_REAL, 14, 1},
+    [COL_SEND_INIT] = {"send_init_us", WL_COLUMN_REAL, 12, 3},
+    [COL_SEND_WAIT] = {"send_wait_us", WL_COLUMN_REAL, 12, 3},
+    [COL_SEND_DATA] = {"send_data_us", WL_COLUMN_REAL, 12, 3},
+    [COL_RECV_INIT] = {"recv_init_us", WL_COLUMN_REAL, 12, 3},
+    [COL_RECV_HEADER] = {"recv_header_us", WL_COLUMN_REAL, 14, 3},
+    [COL_RECV_DATA] = {"recv_data_us", WL_COLUMN_REAL, 12, 3},
     [COL_ERRORS] = {"errors", WL_COLUMN_INTEGER, 6, 0},
     [COL_WALL] = {"wall_s", WL_COLUMN_REAL, 8, 3},
 };
@@ -65,7 +84,29 @@ typedef struct fp_sweep {
     int pinger; /* this rank is A */
     int peer;
     uint8_t *buf;
+    fmpl_steps_t steps; /* A: its steps summed over the size's timed iterations */
 } fp_sweep;
+
+static int size_setup(void *ctx, const wl_sweep_size *size)
+{
+    (void)size;
+    fp_sweep *s = ctx;
+    memset(&s->steps, 0, sizeof s->steps);
+    return 0;
+}
+
+/* A: the steps of the send and receive it just completed, into the sums. */
+static void add_steps(fp_sweep *s)
+{
+    fmpl_steps_t t;
+    fmpl_last_steps(&t);
+    s->steps.send_init += t.send_init;
+    s->steps.send_wait += t.send_wait;
+    s->steps.send_data += t.send_data;
+    s->steps.recv_init += t.recv_init;
+    s->steps.recv_header += t.recv_header;
+    s->steps.recv_data += t.recv_data;
+}
 
 static double clock_s(void) { return p2_wtime(); }
 
@@ -90,6 +131,8 @@ static int round_trip(void *ctx, wl_sweep_iteration *it)
         fmpl_recv(buf, bytes, s->peer, SLOT, &ier);
         if (ier != FMPL_SUCCESS)
             exit(fail("fmpl_recv", ier));
+        if (it->timed)
+            add_steps(s);
         if (it->check)
             for (uint64_t i = 0; i < bytes; i++)
                 it->wrong += buf[i] != pattern(i, (uint64_t)it->index);
@@ -107,13 +150,20 @@ static int round_trip(void *ctx, wl_sweep_iteration *it)
 /* A's row: latency half the mean round trip, throughput size / latency. */
 static void report_size(void *ctx, const wl_sweep_result *r, wl_cell *row)
 {
-    (void)ctx;
+    const fp_sweep *s = ctx;
     uint64_t bytes = r->size.bytes;
     double lat = r->total_s / (2.0 * r->size.iterations);
+    const double per = WL_US_PER_S / r->size.iterations;
     row[COL_BYTES].integer = (int64_t)bytes;
     row[COL_ITERS].integer = r->size.iterations;
     row[COL_LATENCY].real = lat * WL_US_PER_S;
     row[COL_BANDWIDTH].real = (double)bytes / lat / 1e6;
+    row[COL_SEND_INIT].real = s->steps.send_init * per;
+    row[COL_SEND_WAIT].real = s->steps.send_wait * per;
+    row[COL_SEND_DATA].real = s->steps.send_data * per;
+    row[COL_RECV_INIT].real = s->steps.recv_init * per;
+    row[COL_RECV_HEADER].real = s->steps.recv_header * per;
+    row[COL_RECV_DATA].real = s->steps.recv_data * per;
     row[COL_ERRORS].integer = (int64_t)r->wrong;
     row[COL_WALL].real = r->wall_s;
 }
@@ -177,7 +227,7 @@ int main(int argc, char **argv)
             .timing = WL_SWEEP_TIME_SPAN, .across = WL_SWEEP_ACROSS_NONE, .timer = me == a,
             .check = o.check, .check_warmup = 1};
         const wl_sweep_transport transport = {.clock = clock_s};
-        const wl_sweep_ops ops = {.run = round_trip, .row = report_size};
+        const wl_sweep_ops ops = {.setup = size_setup, .run = round_trip, .row = report_size};
         fp_sweep sweep = {.pinger = me == a, .peer = me == a ? b : a, .buf = buf};
         wl_sweep_run(&config, &transport, &ops, &sweep, report, &wrong);
     }

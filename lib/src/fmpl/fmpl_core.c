@@ -104,6 +104,14 @@ void fmpl_charge(uint64_t ps)
     p2_rt_leave(fmpl_g.rt);
 }
 
+uint64_t fmpl_clock_ps(void)
+{
+    p2_rt_enter(fmpl_g.rt);
+    uint64_t t = p2_rt_clock_ps(fmpl_g.rt);
+    p2_rt_leave(fmpl_g.rt);
+    return t;
+}
+
 void fmpl_tcw_kick(sr_tcw *t, uint64_t kick_reg)
 {
     t->status = 0;

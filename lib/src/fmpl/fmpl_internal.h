@@ -101,6 +101,11 @@ typedef struct fmpl_state {
     fmpl_spooled spooled[256];
     int nspooled;
     sr_tcw *bcast_tcw;
+    /* The step boundaries (ps of the rank's clock) of the blocking send and
+     * receive in progress on the user's channel, and the steps of the last
+     * completed ones (fmpl_last_steps). */
+    uint64_t send_mark[4], recv_mark[4];
+    fmpl_steps_t steps;
 } fmpl_state;
 
 extern fmpl_state fmpl_g;
@@ -125,6 +130,8 @@ int fmpl_wait_word(const volatile uint64_t *addr, uint64_t mask, uint64_t value)
 /* Charges `ps` of the library's own software to the rank's clock (the
  * fmpl_* step costs of params.def, in fmpl_g.rt->fmpl). */
 void fmpl_charge(uint64_t ps);
+/* The rank's clock, in ps (a step boundary of fmpl_last_steps). */
+uint64_t fmpl_clock_ps(void);
 void fmpl_mmio_write(uint64_t reg, uint64_t value);
 uint64_t fmpl_mmio_read(uint64_t reg);
 

@@ -97,6 +97,12 @@ size_t fmpl_recv_size(int src, int mai)
     return ch->recv_got[(size_t)src * (size_t)ch->count + (size_t)mai];
 }
 
+void fmpl_last_steps(fmpl_steps_t *steps)
+{
+    if (steps)
+        *steps = fmpl_g.steps;
+}
+
 enum { REQ_SEND = 1, REQ_RECV = 2 };
 
 void fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_request_t *req, int *ier)

@@ -12,6 +12,7 @@
  *                                                   data straight into the buffer,
  *         <--- remote DMA, then the flag ------     then flag {seq, size}
  *   waits for fa[src][slot] == seq
+
  *
  * A message larger than the room: the sender writes the flag alone with
  * FMPL_FLAG_TRUNC; both sides return FMPL_ERR_TRUNCATE and no byte moves.
@@ -110,15 +111,36 @@ int fmpl_chan_start_send(fmpl_chan *ch, const void *buf, size_t size, int dst, i
     return FMPL_SUCCESS;
 }
 
+/* Step boundaries of the blocking calls on the user's channel
+ * (fmpl_last_steps): mark k of m, and the step from mark k to k + 1. */
+static void mark(const fmpl_chan *ch, uint64_t *m, int k)
+{
+    if (ch == &fmpl_g.user)
+        m[k] = fmpl_clock_ps();
+}
+
+static double step_s(const uint64_t *m, int k) { return (double)(m[k + 1] - m[k]) * 1e-12; }
+
 int fmpl_chan_send(fmpl_chan *ch, const void *buf, size_t size, int dst, int slot)
 {
+    uint64_t *m = fmpl_g.send_mark;
+    mark(ch, m, 0);
     size_t i;
     int rc = fmpl_chan_start_send(ch, buf, size, dst, slot, &i);
     if (rc != FMPL_SUCCESS)
         return rc;
+    mark(ch, m, 1);
     if (fmpl_chan_header_here(ch, i, 1) < 0)
         return FMPL_ERR_DEVICE;
-    return fmpl_chan_put(ch, buf, size, dst, slot);
+    mark(ch, m, 2);
+    rc = fmpl_chan_put(ch, buf, size, dst, slot);
+    mark(ch, m, 3);
+    if (ch == &fmpl_g.user && rc == FMPL_SUCCESS) {
+        fmpl_g.steps.send_init = step_s(m, 0);
+        fmpl_g.steps.send_wait = step_s(m, 1);
+        fmpl_g.steps.send_data = step_s(m, 2);
+    }
+    return rc;
 }
 
 int fmpl_chan_refuse(fmpl_chan *ch, int dst, int slot)
@@ -191,7 +213,9 @@ int fmpl_chan_irecv(fmpl_chan *ch, void *buf, size_t size, int src, int slot)
     return FMPL_SUCCESS;
 }
 
-int fmpl_chan_wait_recv(fmpl_chan *ch, int src, int slot)
+/* The receive's two waits: its header's remote DMA complete (the NIA's
+ * report; then `m`'s mark 2, where given), then the completion flag. */
+static int wait_recv(fmpl_chan *ch, int src, int slot, uint64_t *m)
 {
     int rc = check_peer(ch, src, slot);
     if (rc != FMPL_SUCCESS)
@@ -200,12 +224,18 @@ int fmpl_chan_wait_recv(fmpl_chan *ch, int src, int slot)
     if (!ch->recv_live[i])
         return FMPL_ERR_REQUEST;
     uint64_t seq = ch->recv_seq[i];
+    /* A header the NIA refused never reaches the sender: no flag will come. */
+    if (fmpl_tcw_wait(&ch->hdr_tcw[i]) != SR_OK) {
+        ch->recv_live[i] = 0;
+        return FMPL_ERR_DEVICE;
+    }
+    if (m)
+        mark(ch, m, 2);
     int ok = fmpl_wait_word(&ch->fa[i], FMPL_FLAG_SEQ_MASK, seq & FMPL_FLAG_SEQ_MASK) == 0;
     /* What the receive does once the flag is seen: the checks below. */
     fmpl_charge(p2_ns_ps(fmpl_g.rt->prm.fmpl_flag_check_ns));
-    unsigned st = fmpl_tcw_wait(&ch->hdr_tcw[i]);
     ch->recv_live[i] = 0;
-    if (!ok || st != SR_OK)
+    if (!ok)
         return FMPL_ERR_DEVICE;
     uint64_t f = ch->fa[i];
     if (f & FMPL_FLAG_TRUNC)
@@ -214,10 +244,24 @@ int fmpl_chan_wait_recv(fmpl_chan *ch, int src, int slot)
     return FMPL_SUCCESS;
 }
 
+int fmpl_chan_wait_recv(fmpl_chan *ch, int src, int slot) { return wait_recv(ch, src, slot, NULL); }
+
 int fmpl_chan_recv(fmpl_chan *ch, void *buf, size_t size, int src, int slot)
 {
+    uint64_t *m = fmpl_g.recv_mark;
+    mark(ch, m, 0);
     int rc = fmpl_chan_irecv(ch, buf, size, src, slot);
-    return rc != FMPL_SUCCESS ? rc : fmpl_chan_wait_recv(ch, src, slot);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    mark(ch, m, 1);
+    rc = wait_recv(ch, src, slot, m);
+    mark(ch, m, 3);
+    if (ch == &fmpl_g.user && rc == FMPL_SUCCESS) {
+        fmpl_g.steps.recv_init = step_s(m, 0);
+        fmpl_g.steps.recv_header = step_s(m, 1);
+        fmpl_g.steps.recv_data = step_s(m, 2);
+    }
+    return rc;
 }
 
 /* ---- Barrier ---------------------------------------------------------------------- */
