@@ -168,7 +168,7 @@ std::string Sr8000Network::describe_stall() {
 
 uint64_t Sr8000Network::tlps_created() const {
   uint64_t n = 0;
-  for (const auto& nia : nias_) n += nia->stats().packets_sent;
+  for (const auto& nia : nias_) n += nia->stats().packets_sent + nia->stats().acks_sent;
   return n;
 }
 
@@ -184,11 +184,11 @@ void Sr8000Network::write_node_table(std::ostream& out) const {
                   static_cast<unsigned long long>(s.wire_bytes), us(s.busy), us(s.wait));
     out << line;
   }
-  out << "\nnode  kicks  reused  tcw errs  packets out   bytes out  packets in  rx errs  bcasts  barriers\n";
+  out << "\nnode  kicks  reused  tcw errs  packets out   bytes out  packets in  rx errs  bcasts  barriers  acks out  acks in\n";
   for (unsigned i = 0; i < nias_.size(); ++i) {
     const SrNiaStats& s = nias_[i]->stats();
     char line[256];
-    std::snprintf(line, sizeof line, "%4u %6llu %7llu %9llu %12llu %11llu %11llu %8llu %7llu %9llu\n", i,
+    std::snprintf(line, sizeof line, "%4u %6llu %7llu %9llu %12llu %11llu %11llu %8llu %7llu %9llu %9llu %8llu\n", i,
                   static_cast<unsigned long long>(s.kicks),
                   static_cast<unsigned long long>(s.kicks_reused),
                   static_cast<unsigned long long>(s.tcw_errors),
@@ -197,7 +197,9 @@ void Sr8000Network::write_node_table(std::ostream& out) const {
                   static_cast<unsigned long long>(s.packets_received),
                   static_cast<unsigned long long>(s.rx_errors),
                   static_cast<unsigned long long>(s.broadcasts_received),
-                  static_cast<unsigned long long>(s.barriers));
+                  static_cast<unsigned long long>(s.barriers),
+                  static_cast<unsigned long long>(s.acks_sent),
+                  static_cast<unsigned long long>(s.acks_received));
     out << line;
   }
 }
@@ -210,6 +212,7 @@ void Sr8000Network::write_node_json(std::ostream& out, unsigned i) const {
       << ", \"bytes_received\": " << s.bytes_received << ", \"rx_errors\": " << s.rx_errors
       << ", \"broadcasts_sent\": " << s.broadcasts_sent
       << ", \"broadcasts_received\": " << s.broadcasts_received << ", \"barriers\": " << s.barriers
+      << ", \"acks_sent\": " << s.acks_sent << ", \"acks_received\": " << s.acks_received
       << ", \"mean_tcw_us\": "
       << (s.kicks ? us(s.tcw_latency_total) / static_cast<double>(s.kicks) : 0.0) << "}";
   // The node's own links (crossbar-to-crossbar links are in the text table).

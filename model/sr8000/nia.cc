@@ -251,9 +251,13 @@ void Nia::run_tcw(const Kick& k, const sr_tcw& t) {
       if (p->route.empty()) {
         accept(p, nullptr);  // to itself: no link crossed
         if (p->last) finish_tcw(k, sim_time(), SR_OK);
-      } else if (p->last) {
-        // The TCW is done once its last packet's tail has left the node.
+      } else if (p->last && k.broadcast) {
+        // A broadcast is done once its last packet's tail has left the node.
         p->route[0]->send(p, [this, k] { finish_tcw(k, sim_time(), SR_OK); });
+      } else if (p->last) {
+        // A remote write is done when its destination acknowledges it.
+        awaiting_ack_.emplace(p->message, k);
+        p->route[0]->send(p);
       } else {
         p->route[0]->send(p);
       }
@@ -268,6 +272,12 @@ void Nia::run_tcw(const Kick& k, const sr_tcw& t) {
 
 std::string Nia::describe_word(uint64_t addr) const {
   char out[160];
+  for (const auto& w : awaiting_ack_)
+    if (addr == w.second.addr + SR_TCW_DESC_BYTES) {
+      std::snprintf(out, sizeof out, "the status of the TCW at 0x%llx (sent; its destination's acknowledgement not back yet)",
+                    static_cast<unsigned long long>(w.second.addr));
+      return out;
+    }
   for (const CachedTcw& c : cache_)
     if (addr == c.addr + SR_TCW_DESC_BYTES) {
       std::snprintf(out, sizeof out, "the status of the TCW at 0x%llx (%s)",
@@ -293,14 +303,45 @@ std::string Nia::describe_word(uint64_t addr) const {
 void Nia::packet_arrived(SrLink& from, SrPacketPtr p) { accept(std::move(p), &from); }
 
 void Nia::accept(SrPacketPtr p, SrLink* in) {
+  if (p->kind == SrPacketKind::Ack) {
+    ack_arrived(*p, in);
+    return;
+  }
   stats_.packets_received++;
   const sc_time visible = std::max(sim_time() + config_.rx_process + config_.mem_write_latency, rx_free_);
   rx_free_ = visible;
+  // A remote write from another node is acknowledged once its last
+  // packet's data is in memory (when its flag's write is issued), whatever
+  // the check found.
+  if (p->kind == SrPacketKind::Write && p->last && in)
+    agenda_.at(visible + config_.packet_setup, [this, p] { send_ack(*p); });
   agenda_.at(visible, [this, p, in] {
     receive(p, in);
     // Written: the packet's place in the input buffer is free again.
     if (in) in->release(in->wire_bytes(*p));
   });
+}
+
+void Nia::send_ack(const SrPacket& p) {
+  auto a = std::make_shared<SrPacket>();
+  a->kind = SrPacketKind::Ack;
+  a->src = node_;
+  a->dst = p.src;
+  a->message = p.message;
+  a->route = net_.route(node_, p.src);
+  a->born = sim_time();
+  stats_.acks_sent++;
+  a->route[0]->send(std::move(a));
+}
+
+void Nia::ack_arrived(const SrPacket& ack, SrLink* in) {
+  stats_.acks_received++;
+  if (in) in->release(in->wire_bytes(ack));
+  auto it = awaiting_ack_.find(ack.message);
+  if (it == awaiting_ack_.end()) return;
+  const Kick k = it->second;
+  awaiting_ack_.erase(it);
+  finish_tcw(k, sim_time(), SR_OK);
 }
 
 bool Nia::area_range(uint32_t area, uint64_t offset, uint64_t len, uint64_t* bus) const {
@@ -352,10 +393,19 @@ void Nia::receive(const SrPacketPtr& p, SrLink*) {
     }
   }
   if (p->last && p->flag && !bad) {
-    if (area_range(p->flag_area, p->flag_offset, 8, &bus))
-      host_.bus_write(bus, reinterpret_cast<const uint8_t*>(&p->flag_value), 8);
-    else
+    if (!area_range(p->flag_area, p->flag_offset, 8, &bus)) {
       bad = true;
+    } else if (len) {
+      // The flag says the data is in memory: its write is issued once the
+      // data's has completed, so it is visible sr8000_mem_write_latency_ns
+      // after the data.
+      const uint64_t flag = p->flag_value;
+      agenda_.after(config_.mem_write_latency, [this, bus, flag] {
+        host_.bus_write(bus, reinterpret_cast<const uint8_t*>(&flag), 8);
+      });
+    } else {
+      host_.bus_write(bus, reinterpret_cast<const uint8_t*>(&p->flag_value), 8);  // a flag alone
+    }
   }
   if (bad) {
     if (!rx_bad_.count(key)) {

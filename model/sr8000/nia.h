@@ -12,14 +12,20 @@
 // at sr8000_mem_read_mbps) and cut into packets of at most
 // sr8000_packet_bytes, each sent sr8000_packet_setup_ns after its data is
 // read, onto the node's link (a self-addressed TCW loops back inside the NIA).
-// Once the last packet's tail has left, the TCW's status word is written
-// (sr8000_mem_write_latency_ns). A refused TCW gets its error there and sends
-// nothing.
+// A remote write is done when the destination NIA acknowledges its last
+// packet: the ack (a header-only packet on the reverse route) leaves there
+// sr8000_packet_setup_ns after that packet was checked, and the TCW's status
+// word is written sr8000_mem_write_latency_ns after the ack's tail arrived
+// here. A broadcast or a self-addressed TCW is done once its last packet's
+// tail has left (status written sr8000_mem_write_latency_ns later). A refused
+// TCW gets its error there and sends nothing.
 //
 // Receive, in arrival order: sr8000_rx_process_ns after a packet's tail
-// arrived its area and range are checked, and sr8000_mem_write_latency_ns
-// later its data (then, on the last packet, the flag) is visible in memory.
-// A packet outside its area is dropped and counted (SR_REG_ERROR(S)).
+// arrived its area and range are checked (then, for a remote write's last
+// packet, the ack goes), and sr8000_mem_write_latency_ns later its data
+// (then, on the last packet, the flag) is visible in memory. A packet outside
+// its area is dropped and counted (SR_REG_ERROR(S)); it is acknowledged all
+// the same (the ack reports delivery, not the receiver's verdict).
 #pragma once
 
 #include <array>
@@ -27,6 +33,7 @@
 #include <deque>
 #include <functional>
 #include <list>
+#include <map>
 #include <set>
 #include <utility>
 #include <string>
@@ -58,6 +65,7 @@ class SrFabric {
 struct SrNiaStats {
   uint64_t kicks = 0, kicks_reused = 0, tcw_errors = 0;
   uint64_t packets_sent = 0, bytes_sent = 0, packets_received = 0, bytes_received = 0;
+  uint64_t acks_sent = 0, acks_received = 0;
   uint64_t rx_errors = 0, broadcasts_sent = 0, broadcasts_received = 0, barriers = 0;
   sc_core::sc_time tcw_latency_total;  // kick arrival to status written
 };
@@ -100,6 +108,10 @@ class Nia : public SrSink {
   // A packet's tail is here, from `in` (nullptr: from this NIA itself).
   void accept(SrPacketPtr p, SrLink* in);
   void receive(const SrPacketPtr& p, SrLink* in);
+  // The last packet of remote write `p` was checked: acknowledge it to its source.
+  void send_ack(const SrPacket& p);
+  // The ack of this NIA's message `message` is here (its tail, from `in`).
+  void ack_arrived(const SrPacket& ack, SrLink* in);
   bool area_range(uint32_t area, uint64_t offset, uint64_t len, uint64_t* bus) const;
   sr_status check_group(uint64_t group) const;
   void notify() {
@@ -124,6 +136,7 @@ class Nia : public SrSink {
   bool engine_busy_ = false;
   std::list<CachedTcw> cache_;  // most recently kicked first
   uint64_t messages_ = 0;
+  std::map<uint64_t, Kick> awaiting_ack_;  // remote writes sent, by message, until acknowledged
   sc_core::sc_time rx_free_;    // the receive pipeline's last write becomes visible then
   std::set<std::pair<unsigned, uint64_t>> rx_bad_;  // (source, message) with a refused packet
   SrNiaStats stats_;

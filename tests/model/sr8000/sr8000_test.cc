@@ -131,29 +131,87 @@ double one_way_us(Sr& s, unsigned from, unsigned to, uint64_t value) {
   return t;
 }
 
+// One 8 B write from `from` to `to` (TCW 0, already `put`), with data new to
+// the destination: the times from the kick to the data visible there, to
+// its flag, and to the TCW's status back at the sender.
+struct Times {
+  double data, flag, status;
+};
+Times timed_write(Sr& s, unsigned from, unsigned to, uint64_t value) {
+  uint64_t word = 0x0102030405060708ull * value;
+  std::memcpy(s.mem(from, 0, 8), &word, 8);
+  std::memset(s.mem(to, 4096, 8), 0, 8);
+  std::memset(s.mem(to, kFlags, 8), 0, 8);
+  Times t{-1, -1, -1};
+  const double t0 = s.now_us();
+  s.kick(from, 0);
+  // Each time taken when it is first seen, in whichever order they come.
+  s.until([&] {
+    const double now = s.now_us() - t0;
+    if (t.data < 0 && std::memcmp(s.mem(to, 4096, 8), &word, 8) == 0) t.data = now;
+    if (t.flag < 0 && s.flag(to, 0) == value) t.flag = now;
+    if (t.status < 0 && (s.tcw(from, 0)->status & SR_TCW_DONE)) t.status = now;
+    return t.data >= 0 && t.flag >= 0 && t.status >= 0;
+  });
+  return t;
+}
+
 TEST(Sr8000, GoldenEightByteRemoteDma) {
   // Calibration: 8 B from the kick to the data visible at the far corner of
   // the 2x8 partition (x then y: 4 links, 2 crossbars, 1 router) = 5.000 us,
   // the published "about 5 us"; on one crossbar 2 links and 1 crossbar less.
-  double far = 0, near = 0, same_row = 0, same_col = 0;
+  // The flag is written once the data's write has completed: 0.5 us
+  // (sr8000_mem_write_latency_ns) after the data.
+  Times far{}, same_row{}, same_col{};
   with_sr8000("2 8", [&](Sr& s) {
     s.map_areas();
-    std::memcpy(s.mem(0, 0, 8), "8 bytes!", 8);
     put(s, 0, 0, 15, 0, 4096, 8, 1, 1);
-    one_way_us(s, 0, 15, 1);  // the first kick translates the TCW (the slow path)
-    far = one_way_us(s, 0, 15, 1);  // unchanged: the fast path
-    EXPECT_EQ(std::memcmp(s.mem(15, 4096, 8), "8 bytes!", 8), 0);
+    timed_write(s, 0, 15, 1);  // the first kick translates the TCW (the slow path)
+    far = timed_write(s, 0, 15, 1);  // unchanged: the fast path
     put(s, 0, 0, 1, 0, 4096, 8, 2, 2);
-    one_way_us(s, 0, 1, 2);
-    same_row = one_way_us(s, 0, 1, 2);
+    timed_write(s, 0, 1, 2);
+    same_row = timed_write(s, 0, 1, 2);
     put(s, 0, 0, 2, 0, 4096, 8, 3, 3);
-    one_way_us(s, 0, 2, 3);
-    same_col = one_way_us(s, 0, 2, 3);
+    timed_write(s, 0, 2, 3);
+    same_col = timed_write(s, 0, 2, 3);
   });
-  EXPECT_NEAR(far, 5.0, 1e-7);
-  EXPECT_NEAR(same_row, 3.686, 1e-7);
-  EXPECT_NEAR(same_col, 3.686, 1e-7);
-  (void)near;
+  EXPECT_NEAR(far.data, 5.0, 1e-7);
+  EXPECT_NEAR(same_row.data, 3.686, 1e-7);
+  EXPECT_NEAR(same_col.data, 3.686, 1e-7);
+  EXPECT_NEAR(far.flag, 5.5, 1e-7);
+  EXPECT_NEAR(same_row.flag, 4.186, 1e-7);
+  EXPECT_NEAR(same_col.flag, 4.186, 1e-7);
+}
+
+TEST(Sr8000, RemoteWriteIsDoneWhenTheDestinationAcknowledgesIt) {
+  // The TCW's status comes back with the destination's acknowledgement: it
+  // leaves 0.2 us (sr8000_packet_setup_ns) after the data is in memory, a
+  // header-only packet on the reverse route, and the status is visible
+  // 0.5 us (sr8000_mem_write_latency_ns) after it arrived. Same row: 2 links
+  // (32 B + 250 ns each) and a crossbar (500), 1.064 us: 3.686 + 0.2 +
+  // 1.064 + 0.5 = 5.450 us. Far corner: 4 links, 2 crossbars, a router,
+  // 2.378 us: 5.000 + 0.2 + 2.378 + 0.5 = 8.078 us. A broadcast and a write
+  // to the node itself are done when their last packet left (no ack).
+  Times far{}, same_row{}, self{};
+  uint64_t acks = 0;
+  with_sr8000("2 8", [&](Sr& s) {
+    s.map_areas();
+    put(s, 0, 0, 1, 0, 4096, 8, 1, 1);
+    timed_write(s, 0, 1, 1);
+    same_row = timed_write(s, 0, 1, 1);
+    put(s, 0, 0, 15, 0, 4096, 8, 2, 2);
+    timed_write(s, 0, 15, 2);
+    far = timed_write(s, 0, 15, 2);
+    put(s, 0, 0, 0, 0, 4096, 8, 3, 3);
+    timed_write(s, 0, 0, 3);
+    self = timed_write(s, 0, 0, 3);
+    auto& net = dynamic_cast<Sr8000Network&>(s.cluster().network(0));
+    acks = net.nia(0).stats().acks_received;
+  });
+  EXPECT_NEAR(same_row.status, 5.45, 1e-7);
+  EXPECT_NEAR(far.status, 8.078, 1e-7);
+  EXPECT_LT(self.status, self.flag);
+  EXPECT_EQ(acks, 4u);
 }
 
 TEST(Sr8000, ReusedTcwIsCheaperThanModified) {
@@ -211,15 +269,14 @@ TEST(Sr8000, ContendingSendersShareTheDestinationLink) {
     const double t0 = s.now_us();
     s.kick(1, 0);
     s.kick(2, 0);
-    s.wait_status(1, 0);
-    s.wait_status(2, 0);
-    s.until([&] { return s.flag(0, 0) != 0 && s.cluster().network(0).kind() != nullptr; });
-    // Wait for the later of the two flags (the flag word is shared: the last
-    // written is the one that finished last).
+    // The later of the two flags (the flag word is shared: the last written
+    // is the one that finished last).
     s.until([&] { return s.flag(0, 0) == 2 || s.flag(0, 0) == 3; });
     uint64_t first = s.flag(0, 0);
-    s.until([&] { return s.flag(0, 0) != first; });
+    s.until([&] { return s.flag(0, 0) == 5 - first; });
     both = s.now_us() - t0;
+    s.wait_status(1, 0);
+    s.wait_status(2, 0);
   });
   EXPECT_GT(both, 1.9 * alone);
   EXPECT_LT(both, 2.1 * alone);
