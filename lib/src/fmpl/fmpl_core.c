@@ -55,9 +55,19 @@ uint64_t fmpl_mmio_read(uint64_t reg)
     return fmpl_g.dev->ops->mmio_read(fmpl_g.dev, SR_BAR_REGS, reg);
 }
 
+p2_wait_result fmpl_poll_word(const volatile uint64_t *addr, uint64_t mask, uint64_t value, int block)
+{
+    p2_wait_result r = fmpl_g.dev->ops->wait_mem(fmpl_g.dev, addr, mask, value, block);
+    /* The NIA does not snoop the CPU's cache: the look that sees the word is
+     * a main-memory read (params.def fmpl_poll_read_ns). */
+    if (r != P2_WAIT_FAILED)
+        fmpl_charge(p2_ns_ps(fmpl_g.rt->prm.fmpl_poll_read_ns));
+    return r;
+}
+
 int fmpl_wait_word(const volatile uint64_t *addr, uint64_t mask, uint64_t value)
 {
-    return fmpl_g.dev->ops->wait_mem(fmpl_g.dev, addr, mask, value, 1) == P2_WAIT_OK ? 0 : -1;
+    return fmpl_poll_word(addr, mask, value, 1) == P2_WAIT_OK ? 0 : -1;
 }
 
 int fmpl_mapped(const void *p, size_t len)

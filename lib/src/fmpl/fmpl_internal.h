@@ -126,6 +126,11 @@ unsigned fmpl_tcw_wait(sr_tcw *t);
 int fmpl_tcw_set(sr_tcw *t, uint16_t flags, unsigned dst_node, uint64_t src, uint64_t size,
                   unsigned dst_area, uint64_t dst_offset, unsigned flag_area,
                   uint64_t flag_offset, uint64_t flag_value);
+/* A look at (block: a wait for) a word of node memory the NIA writes, until
+ * (*addr & mask) == value; each costs the rank a main-memory read
+ * (fmpl_poll_read_ns) besides the device's poll_detect_ns. fmpl_wait_word:
+ * blocking, 0 or -1 when the device failed. */
+p2_wait_result fmpl_poll_word(const volatile uint64_t *addr, uint64_t mask, uint64_t value, int block);
 int fmpl_wait_word(const volatile uint64_t *addr, uint64_t mask, uint64_t value);
 /* Charges `ps` of the library's own software to the rank's clock (the
  * fmpl_* step costs of params.def, in fmpl_g.rt->fmpl). */

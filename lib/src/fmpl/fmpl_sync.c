@@ -12,7 +12,12 @@
  *                                                   data straight into the buffer,
  *         <--- remote DMA, then the flag ------     then flag {seq, size}
  *   waits for fa[src][slot] == seq
-
+ *
+ * Each remote DMA is done (its TCW's status) when the destination NIA's
+ * acknowledgement is back: the send returns once the data and flag are in
+ * the receiver's memory, the receive waits for its header's before the flag
+ * (the steps fmpl_last_steps reports). Every look at a word the NIA writes
+ * costs a main-memory read (fmpl_poll_word).
  *
  * A message larger than the room: the sender writes the flag alone with
  * FMPL_FLAG_TRUNC; both sides return FMPL_ERR_TRUNCATE and no byte moves.
@@ -88,7 +93,7 @@ int fmpl_chan_put(fmpl_chan *ch, const void *buf, size_t size, int dst, int slot
 
 int fmpl_chan_header_here(fmpl_chan *ch, size_t i, int block)
 {
-    p2_wait_result r = fmpl_g.dev->ops->wait_mem(fmpl_g.dev, &ch->ma[i].seq, ~0ull, ch->send_seq[i], block);
+    p2_wait_result r = fmpl_poll_word(&ch->ma[i].seq, ~0ull, ch->send_seq[i], block);
     return r == P2_WAIT_OK ? 1 : r == P2_WAIT_NOT_YET ? 0 : -1;
 }
 
@@ -108,6 +113,8 @@ int fmpl_chan_start_send(fmpl_chan *ch, const void *buf, size_t size, int dst, i
     ch->send_live[i] = 1;
     ch->send_seq[i]++;
     *index = i;
+    /* The send's set-up before it looks at its matching slot. */
+    fmpl_charge(p2_ns_ps(fmpl_g.rt->prm.fmpl_send_init_ns));
     return FMPL_SUCCESS;
 }
 
