@@ -193,12 +193,18 @@ typedef enum p2_port {
 #define P2_REG_DMA_STRIDE 0x100
 #define P2_REG_DMA(c, r) (P2_REG_DMA_BASE + P2_REG_DMA_STRIDE * (unsigned)(c) + (r))
 #define P2_DMA_DESC_PTR 0x00 /* RW: PCIe address of the chain's first descriptor */
-#define P2_DMA_START 0x08    /* WO: a p2_dma_start command */
+#define P2_DMA_START 0x08    /* WO: a p2_dma_start command in bits 7..0; bits 63..32 a
+                                 run tag the DMAC writes to END_WB as that run ends */
 #define P2_DMA_STATUS 0x10   /* RO: p2_dma_status */
 #define P2_DMA_ERROR 0x18    /* RO: p2_error of the last failed run, else 0 */
 #define P2_DMA_REG_COUNT 0x20 /* RW: register-mode descriptors to run, 1..16 */
 #define P2_DMA_DONE 0x28      /* RO: descriptors completed by the current run */
 #define P2_DMA_RUNS 0x30      /* RO: runs completed since reset */
+/* RW: PCIe address of an 8-byte word in this node's host memory, 0: none.
+ * As each run of the channel ends (idle or failed) the DMAC writes there the
+ * run tag its start carried, so the host learns that the run it started is
+ * over from its own memory instead of by a register read. */
+#define P2_DMA_END_WB 0x38
 
 /* Register-mode descriptor slots: slot i of channel c holds one p2_desc. */
 #define P2_REG_DESC_BASE 0x2000
@@ -220,6 +226,20 @@ typedef enum p2_port {
 #define P2_REG_NOTIFY_HEAD 0x3018      /* RO: entries written since the ring was set */
 #define P2_REG_NOTIFY_TAIL 0x3020      /* RW: entries the host has consumed */
 #define P2_REG_NOTIFY_OVERFLOW 0x3028  /* RO: notifications dropped */
+
+/* The notification table: the chip's own memory for notifications
+ * (tcaDMAUseNotifyInternal). While NOTIFY_TABLE_ON is 1 the board keeps each
+ * notification for this node as an entry (the ring's format, its own serials)
+ * in a FIFO of notify_table_entries entries instead of writing it to the ring;
+ * a full table sends it to the ring as before. The host polls the table with
+ * MMIO reads of NOTIFY_POP, each of which removes and returns the oldest entry,
+ * or, when the table is empty, 0 in the serial field and the ring's HEAD in the
+ * low 32 bits (so the host learns of entries that went to the ring). The
+ * completion of such a read leaves the board behind every write the board
+ * sent to its host before it (PCIe ordering), so the data of a popped
+ * notification has landed before the host sees the entry. */
+#define P2_REG_NOTIFY_TABLE_ON 0x3030  /* RW: 1 = keep notifications in the table; writing empties it */
+#define P2_REG_NOTIFY_POP 0x3038       /* RO, reading removes: oldest table entry */
 
 P2_STATIC_ASSERT(P2_NOTIFY_SLOTS <= 0x100 && P2_MAX_NODES <= 0x100,
                  "a ring entry holds a slot and a node in 8 bits each");
@@ -264,6 +284,8 @@ typedef enum p2_dma_start {
     P2_DMA_START_CHAIN = 1,    /* fetch descriptors from memory at DESC_PTR */
     P2_DMA_START_REGISTERS = 2 /* run REG_COUNT descriptors held in registers */
 } p2_dma_start;
+#define P2_DMA_START_COMMAND(v) ((v) & 0xffu)
+#define P2_DMA_START_TAG(v) ((v) >> 32)
 
 typedef enum p2_dma_status {
     P2_DMA_IDLE = 0,

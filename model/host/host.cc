@@ -17,6 +17,7 @@ HostConfig HostConfig::make(const Params& p, const LinkConfig& slot) {
   c.host = {ns(p.host_read_latency_ns), ns(p.host_write_latency_ns), p.host_read_gbps};
   c.gpu = {ns(p.gpu_read_latency_ns), ns(p.gpu_write_latency_ns), p.gpu_read_gbps, p.gpu_write_gbps};
   c.mmio_post = ns(p.mmio_post_latency_ns);
+  c.load_return = ns(p.mmio_load_return_ns);
   c.pio_store_bytes = static_cast<uint32_t>(p.pio_store_bytes);
   c.pio_store_gap = ns(p.pio_store_ns);
   c.max_cpl_bytes = std::min(static_cast<uint32_t>(p.host_cpl_bytes), slot.max_payload);
@@ -32,6 +33,7 @@ Host::Host(sc_core::sc_module_name name, unsigned node, const HostConfig& config
     rp.gpu_mem.completions.on_due([this] { on_completions_due(); });
   }
   stores_due_.on_due([this] { on_stores_due(); });
+  loads_due_.on_due([this] { on_loads_due(); });
 }
 
 void Host::attach(LinkPort& port) { attach(port, PortConfig()); }
@@ -226,6 +228,7 @@ void Host::tlp_arrived(LinkPort& port, TlpPtr tlp) {
         visible = std::max(visible, m->write_free);
       }
       if (!rp.writes_due.empty()) visible = std::max(visible, rp.writes_due.last_due());
+      if (m == &rp.host_mem) rp.host_visible = visible;
       rp.writes_due.push(visible, std::move(tlp));
       return;
     }
@@ -242,9 +245,24 @@ void Host::tlp_arrived(LinkPort& port, TlpPtr tlp) {
       uint64_t value = 0;
       bool ok = tlp->status == CplStatus::Success && tlp->length == 8;
       if (ok) std::memcpy(&value, tlp->data.data(), 8);
-      done(value, ok);
+      // The load retires load_return later, and never before the writes into
+      // host memory that reached this port ahead of its completion are
+      // visible: a completion does not pass posted writes (PCIe ordering), so
+      // what the CPU then reads of host memory has landed. Writes going on to
+      // the GPU are ordered at the root complex as well; the GPU's own pace
+      // of taking them does not hold the CPU's load.
+      sc_time due = std::max(sim_time() + config_.load_return, rp.host_visible);
+      if (!loads_due_.empty()) due = std::max(due, loads_due_.last_due());
+      loads_due_.push(due, LoadDone{std::move(done), value, ok});
       return;
     }
+  }
+}
+
+void Host::on_loads_due() {
+  while (loads_due_.head_due()) {
+    LoadDone l = loads_due_.pop();
+    l.done(l.value, l.ok);
   }
 }
 

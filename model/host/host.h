@@ -66,6 +66,7 @@ struct HostConfig {
   };
   MemoryTiming host, gpu;
   sc_core::sc_time mmio_post;     // CPU store or load to its TLP leaving the root port
+  sc_core::sc_time load_return;   // a load's completion at the root port to the load retiring
   uint32_t pio_store_bytes = 0;   // per CPU store into a PIO window
   sc_core::sc_time pio_store_gap;
   uint32_t max_cpl_bytes = 0;     // host_cpl_bytes, at most the slot's max payload
@@ -154,6 +155,7 @@ class Host : public sc_core::sc_module, public LinkClient {
     uint32_t max_cpl = 0, rcb = 0;
     Memory host_mem, gpu_mem;
     TimedQueue<TlpPtr> writes_due;  // arrived writes becoming visible, in order
+    sc_core::sc_time host_visible;  // when the last write into host memory is visible
   };
   Memory* memory_for(RootPort& rp, uint64_t addr, uint64_t len, uint64_t* offset);
   // The arena bytes of a local range as the CPU sees it (no root port);
@@ -171,6 +173,7 @@ class Host : public sc_core::sc_module, public LinkClient {
   void on_writes_due();
   void on_completions_due();
   void on_stores_due();
+  void on_loads_due();
   uint64_t next_id() { return (static_cast<uint64_t>(node_) << 48) | next_tlp_id_++; }
 
   unsigned node_;
@@ -183,6 +186,13 @@ class Host : public sc_core::sc_module, public LinkClient {
   uint8_t next_tag_ = 0;
   uint64_t next_tlp_id_ = 0;
   std::map<uint8_t, std::function<void(uint64_t, bool)>> reads_in_flight_;
+  // Loads whose completions arrived, retiring in the core in order.
+  struct LoadDone {
+    std::function<void(uint64_t, bool)> done;
+    uint64_t value;
+    bool ok;
+  };
+  TimedQueue<LoadDone> loads_due_;
   // The CPU's loads and stores to the devices, in order, with their root port.
   TimedQueue<std::pair<unsigned, TlpPtr>> stores_due_;
   sc_core::sc_time cpu_store_free_;

@@ -11,6 +11,7 @@ ChipConfig ChipConfig::make(const Params& p, const LinkConfig& slot, unsigned nn
   c.router.ring_bubble_tlps = u32(p.ring_bubble_tlps);
   c.router.datapath_bytes = u32(p.datapath_bytes);
   c.registers.access_cycles = u32(p.reg_access_cycles);
+  c.registers.notify_table_entries = u32(p.notify_table_entries);
   c.pio.translate_cycles = u32(p.pio_translate_cycles);
   c.dmac.desc_cycles = u32(p.dmac_desc_cycles);
   c.dmac.reg_desc_cycles = u32(p.dmac_reg_desc_cycles);

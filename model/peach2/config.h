@@ -20,6 +20,7 @@ struct RouterConfig {
 
 struct RegistersConfig {
   uint32_t access_cycles = 0;
+  uint32_t notify_table_entries = 0;
 };
 
 struct PioWindowConfig {

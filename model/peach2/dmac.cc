@@ -50,6 +50,7 @@ uint64_t Dmac::read_reg(unsigned c, uint64_t reg) const {
     case P2_DMA_REG_COUNT: return ch.reg_count;
     case P2_DMA_DONE: return ch.done;
     case P2_DMA_RUNS: return ch.runs;
+    case P2_DMA_END_WB: return ch.end_wb;
     default: return 0;
   }
 }
@@ -60,6 +61,7 @@ void Dmac::write_reg(unsigned c, uint64_t reg, uint64_t value) {
     case P2_DMA_DESC_PTR: ch.desc_ptr = value; break;
     case P2_DMA_REG_COUNT: ch.reg_count = value; break;
     case P2_DMA_START: start(c, value); break;
+    case P2_DMA_END_WB: ch.end_wb = value; break;
     default: break;  // read-only or unassigned
   }
 }
@@ -88,6 +90,8 @@ void Dmac::start(unsigned c, uint64_t command) {
   ch.reads.clear();
   ch.draining.clear();
   ch.prefetch = Channel::Prefetch{};
+  ch.run_tag = P2_DMA_START_TAG(command);
+  command = P2_DMA_START_COMMAND(command);
   if (command == P2_DMA_START_REGISTERS) {
     ch.register_mode = true;
     ch.next_slot = 0;
@@ -446,7 +450,22 @@ void Dmac::finish_descriptor(unsigned c) {
   ch.status = P2_DMA_IDLE;
   ++ch.runs;
   ++stats_.runs;
+  write_back_end(c);
   regs_.notify_changed();
+}
+
+void Dmac::write_back_end(unsigned c) {
+  Channel& ch = channels_[c];
+  if (ch.end_wb == 0) return;
+  auto w = std::make_unique<Tlp>();
+  w->kind = TlpKind::MemWrite;
+  w->addr = ch.end_wb;
+  w->length = 8;
+  w->requester = requester_id(node_, Function::Dmac);
+  w->data.resize(8);
+  std::memcpy(w->data.data(), &ch.run_tag, 8);
+  w->born = sim_time();
+  send(std::move(w), -1);
 }
 
 void Dmac::fail(unsigned c, p2_error e) {
@@ -458,6 +477,7 @@ void Dmac::fail(unsigned c, p2_error e) {
   ch.draining.clear();
   ch.prefetch = Channel::Prefetch{};
   ++stats_.errors;
+  write_back_end(c);
   // Reads still in flight are drained when their completions come back; data
   // already read but not yet written is dropped now.
   for (size_t i = 0; i < tags_.size(); ++i) {

@@ -59,6 +59,7 @@ class Dmac : public sc_core::sc_module, public TlpSink {
     p2_dma_status status = P2_DMA_IDLE;
     p2_error error = P2_OK;
     uint64_t desc_ptr = 0, reg_count = 0, done = 0, runs = 0;
+    uint64_t end_wb = 0, run_tag = 0;  // P2_DMA_END_WB, and the running start's tag
     std::array<p2_desc, P2_DESC_REG_SLOTS> slots{};
     bool register_mode = false;
     unsigned next_slot = 0;    // register mode: next slot to run
@@ -120,6 +121,7 @@ class Dmac : public sc_core::sc_module, public TlpSink {
   void complete(unsigned c, const p2_desc& d, sc_core::sc_time started);
   void finish_descriptor(unsigned c);
   void fail(unsigned c, p2_error e);
+  void write_back_end(unsigned c);  // the run is over: tell the host (P2_DMA_END_WB)
   void free_tag(int tag);
   void send(TlpPtr tlp, int tag);
   p2_error validate(const p2_desc& d) const;

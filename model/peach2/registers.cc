@@ -30,6 +30,8 @@ uint64_t Registers::read(uint64_t off) const {
     case P2_REG_NOTIFY_HEAD: return ring_head_;
     case P2_REG_NOTIFY_TAIL: return ring_tail_;
     case P2_REG_NOTIFY_OVERFLOW: return ring_overflow_;
+    case P2_REG_NOTIFY_TABLE_ON: return table_on_;
+    case P2_REG_NOTIFY_POP: return table_.empty() ? (ring_head_ & 0xffffffffu) : table_.front();
     default: break;
   }
   if (off >= P2_REG_ROUTE_BASE && off < P2_REG_ROUTE(P2_MAX_NODES))
@@ -60,6 +62,10 @@ void Registers::write(uint64_t off, uint64_t value) {
     case P2_REG_NOTIFY_TAIL:
       if (value <= ring_head_) ring_tail_ = value;
       return;
+    case P2_REG_NOTIFY_TABLE_ON:
+      table_on_ = value & 1;
+      table_.clear();
+      return;
     default: break;
   }
   if (off >= P2_REG_ROUTE_BASE && off < P2_REG_ROUTE(P2_MAX_NODES)) {
@@ -82,6 +88,11 @@ void Registers::write(uint64_t off, uint64_t value) {
 }
 
 void Registers::append_notification(uint64_t word) {
+  if (table_on_ && table_.size() < config_.notify_table_entries) {
+    table_.push_back(p2_notify_entry(p2_notify_serial(table_serial_++), p2_notify_word_slot(word),
+                                     p2_notify_word_tag(word), p2_notify_word_node(word)));
+    return;
+  }
   if (ring_base_ == 0 || ring_size_ == 0 || ring_head_ - ring_tail_ >= ring_size_) {
     ++ring_overflow_;
     return;
@@ -125,7 +136,7 @@ void Registers::on_access_due() {
     if (tlp->kind != TlpKind::MemRead) continue;  // a completion cannot address BAR0
     TlpPtr cpl;
     if (well_formed) {
-      uint64_t value = read(off);
+      uint64_t value = off == P2_REG_NOTIFY_POP ? pop_table() : read(off);
       uint8_t bytes[8];
       std::memcpy(bytes, &value, 8);
       cpl = make_completion(*tlp, tlp->addr, bytes, 8, 8);
@@ -135,6 +146,12 @@ void Registers::on_access_due() {
     }
     router_.inject(Xbar::Regs, std::move(cpl));
   }
+}
+
+uint64_t Registers::pop_table() {
+  uint64_t value = read(P2_REG_NOTIFY_POP);
+  if (!table_.empty()) table_.pop_front();
+  return value;
 }
 
 }  // namespace p2

@@ -11,10 +11,14 @@
 // notification ring in this node's host memory: a posted write through the
 // crossbar to the N port, so it follows any data that arrived before it on the
 // same input. While the ring is unset or full (HEAD - TAIL == size) the
-// notification is dropped and counted.
+// notification is dropped and counted. While the notification table is on
+// (NOTIFY_TABLE_ON, tcaDMAUseNotifyInternal) the entry stays on the chip, in a
+// FIFO of notify_table_entries that reads of NOTIFY_POP drain one entry each;
+// one that finds the table full goes to the ring.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 
 #include <systemc>
@@ -45,6 +49,7 @@ class Registers : public sc_core::sc_module, public TlpSink {
   void write(uint64_t offset, uint64_t value);
 
   uint64_t notifications() const { return ring_head_; }  // written to the ring
+  uint64_t table_notifications() const { return table_serial_; }  // kept on the chip
   uint64_t dropped_notifications() const { return ring_overflow_; }
   uint64_t bad_accesses() const { return bad_accesses_; }
 
@@ -53,6 +58,7 @@ class Registers : public sc_core::sc_module, public TlpSink {
  private:
   void on_access_due();
   void append_notification(uint64_t word);
+  uint64_t pop_table();  // NOTIFY_POP's value, removing what it returns
 
   unsigned node_, nnodes_;
   const RegistersConfig& config_;
@@ -62,6 +68,9 @@ class Registers : public sc_core::sc_module, public TlpSink {
   uint64_t port_modes_ = 0;
   uint64_t ring_base_ = 0, ring_size_ = 0, ring_head_ = 0, ring_tail_ = 0, ring_overflow_ = 0;
   uint64_t bad_accesses_ = 0;
+  bool table_on_ = false;
+  uint64_t table_serial_ = 0;       // entries ever put in the table
+  std::deque<uint64_t> table_;      // entries, oldest first
   TimedQueue<TlpPtr> accesses_;
 
   std::function<void()> changed_;

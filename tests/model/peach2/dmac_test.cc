@@ -237,6 +237,100 @@ TEST(Dmac, NotificationRingDropsWhenFullAndResumesAfterTail) {
   });
 }
 
+// The chip's notification table (tcaDMAUseNotifyInternal): with it on, a
+// notification stays on the chip until an MMIO read of NOTIFY_POP takes it,
+// oldest first; an empty table answers the ring's head; a full one sends the
+// next to the ring.
+TEST(Dmac, NotificationTableKeepsEntriesUntilPoppedAndOverflowsToTheRing) {
+  Params p;
+  p.notify_table_entries = 2;
+  with_cluster(make_ring(2), p, [](Driver& d) {
+    d.setup_ring(1, 16);
+    d.mmio(1, P2_REG_NOTIFY_TABLE_ON, 1);
+    auto send = [&](unsigned slot, unsigned tag) {
+      p2_desc x = desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 8, P2_DESC_NOTIFY);
+      x.wait_slot = static_cast<uint16_t>(slot);
+      x.wait_tag = tag;
+      d.put_desc(host_addr(0, kDescArea), x);
+      uint64_t runs = d.peek(0, P2_REG_DMA(0, P2_DMA_RUNS));
+      d.start_chain(0, 0, host_addr(0, kDescArea));
+      d.wait_channel(0, 0, runs);
+      wait(sc_core::sc_time(2, sc_core::SC_US));  // let the notification land
+    };
+    auto pop = [&] {
+      bool done = false;
+      uint64_t got = 0;
+      d.cluster().host(1).mmio_read(reg_addr(1, P2_REG_NOTIFY_POP), [&](uint64_t v, bool ok) {
+        EXPECT_TRUE(ok);
+        got = v;
+        done = true;
+      });
+      while (!done) wait(sc_time(10, sc_core::SC_NS));
+      return got;
+    };
+    send(3, 0x100);
+    send(4, 0x200);
+    send(5, 0x300);  // the table of two is full: to the ring
+    EXPECT_EQ(d.peek(1, P2_REG_NOTIFY_HEAD), 1u);
+    EXPECT_EQ(d.ring_entry(1, 0, 16), p2_notify_entry(1, 5, 0x300, 0));
+    EXPECT_EQ(pop(), p2_notify_entry(1, 3, 0x100, 0));
+    EXPECT_EQ(pop(), p2_notify_entry(2, 4, 0x200, 0));
+    EXPECT_EQ(pop(), 1u);  // empty: serial 0, the ring's head
+    // Writing NOTIFY_TABLE_ON empties the table; turned off, entries go to the ring.
+    send(6, 0x400);
+    d.mmio(1, P2_REG_NOTIFY_TABLE_ON, 0);
+    send(7, 0x500);
+    EXPECT_EQ(pop(), 2u);
+    EXPECT_EQ(d.ring_entry(1, 1, 16), p2_notify_entry(2, 7, 0x500, 0));
+  });
+}
+
+// An MMIO load retires mmio_load_return_ns after its completion reaches the
+// root port: a register read takes the way out, the board and that way back.
+TEST(Host, LoadRetiresTheWayBackAfterItsCompletion) {
+  Params p;
+  p.mmio_load_return_ns = 500;
+  with_cluster(make_ring(2), p, [&p](Driver& d) {
+    bool done = false;
+    sc_time start = sc_time_stamp(), took;
+    d.cluster().host(0).mmio_read(reg_addr(0, P2_REG_NODE_ID), [&](uint64_t, bool) {
+      done = true;
+      took = sc_time_stamp() - start;
+    });
+    while (!done) wait(sc_time(1, sc_core::SC_NS));
+    // Both ways through the uncore and the host link, and the board between.
+    EXPECT_GT(took, sc_time(p.mmio_post_latency_ns + 500 + 2 * p.link_latency_ns, sc_core::SC_NS));
+    EXPECT_EQ(took, sc_time(653 + 500, sc_core::SC_NS));  // golden: 653 ns without the way back
+  });
+}
+
+// P2_DMA_END_WB: as each run ends (a failed one too) the channel writes the
+// tag its start carried to the host word it names.
+TEST(Dmac, EndedRunsWriteTheirStartsTagToHostMemory) {
+  with_cluster(make_ring(2), Params{}, [](Driver& d) {
+    const uint64_t wb = host_addr(0, kDescArea + 0x1000);
+    std::memset(d.mem(wb, 8), 0, 8);
+    d.mmio(0, P2_REG_DMA(1, P2_DMA_END_WB), wb);
+    auto word = [&] {
+      uint64_t v;
+      std::memcpy(&v, d.mem(wb, 8), 8);
+      return v;
+    };
+    auto start = [&](uint64_t tag) {
+      d.mmio(0, P2_REG_DMA(1, P2_DMA_DESC_PTR), host_addr(0, kDescArea));
+      d.mmio(0, P2_REG_DMA(1, P2_DMA_START), tag << 32 | P2_DMA_START_CHAIN);
+      d.wait_until([&] { return word() == tag; });
+    };
+    d.put_desc(host_addr(0, kDescArea), desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 64));
+    start(7);
+    EXPECT_EQ(d.peek(0, P2_REG_DMA(1, P2_DMA_RUNS)), 1u);
+    start(0xffffffffu);
+    d.put_desc(host_addr(0, kDescArea), desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 0));
+    start(9);
+    EXPECT_EQ(d.peek(0, P2_REG_DMA(1, P2_DMA_STATUS)), uint64_t(P2_DMA_FAILED));
+  });
+}
+
 TEST(Dmac, NotificationWithoutARingIsCountedAsDropped) {
   with_cluster(make_ring(2), Params{}, [](Driver& d) {
     d.put_desc(host_addr(0, kDescArea), desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 8, P2_DESC_NOTIFY));
