@@ -174,8 +174,14 @@ tcaresult tcaDestroyHandle(tcaHandle *handle);
  *                          no descriptor fetch over PCIe; at most
  *                          TCA_DMA_REG_DESCS transfers). Same as
  *                          tcaDMADescInt_Init, for one chain.
- *  tcaDMAUseNotifyInternal notification through the chip's notification table
- *                          (the only kind this model has): accepted, no effect.
+ *  tcaDMAUseNotifyInternal notifications through the chip's own table: once a
+ *                          chain with it is loaded (tcaDescSet), this node's
+ *                          board keeps every notification for this node in its
+ *                          table, and tcaWaitDMARecvDesc/Test poll it with MMIO
+ *                          reads (each a round trip to the board, about 1 us)
+ *                          instead of reading the ring in host memory. A wait
+ *                          then costs at least one read, and sees an arrival
+ *                          only when a read reaches the board after it.
  *  tcaDMANotify            raise (wait_slot, wait_tag) at the destination node
  *                          when this transfer's data has been written there
  *                          (a notification from this node: see
@@ -363,8 +369,12 @@ tcaresult tcaSendPIOCommit(void);
  * positions below its first entry keep what an earlier tcaSetDMAChain put
  * there. Two tables filled at positions 0 and 1 and set one after the other
  * on one channel thus run as one chain of two transfers per start. The
- * transfers behave exactly as tcaDescSetMemcpy/2D ones (same checks, flags,
- * register or host-memory descriptors); tcaDescSet on the channel replaces
+ * transfers behave as tcaDescSetMemcpy/2D ones (same checks and flags) but
+ * for one thing: a table is host memory (1024 entries in the published
+ * programs, where the chip's registers hold TCA_DMA_REG_DESCS), so the DMAC
+ * fetches each descriptor over PCIe whatever tcaDMAUseInternal says (that
+ * API accepted the flag without effect); after tcaDMADescInt_Init chains go
+ * into the registers as for tcaDescSet. tcaDescSet on the channel replaces
  * everything the tables put there.
  */
 

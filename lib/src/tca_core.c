@@ -76,6 +76,7 @@ static void lib_reset_locked(void)
     p2_rt_gpu_unbind(P2_RT_GPU_USER_TCA);
     memset(tca_g.channel, 0, sizeof tca_g.channel);
     memset(&tca_g.notify, 0, sizeof tca_g.notify);
+    tca_g.end_wb = NULL;
     tca_g.register_mode = 0;
     tca_g.dev = NULL;
 }
@@ -122,6 +123,16 @@ tcaresult tca_lib_attach(p2_dev *dev)
         uint64_t host = dev->host_mem ? dev->host_size : 0;
         if (rt && rt->mpi_share_bytes < host)
             host -= rt->mpi_share_bytes;
+        /* Below that, the words the DMAC writes as its channels' runs end
+         * (P2_DMA_END_WB): taken off the top, so tcaMalloc's first fit from
+         * the bottom hands out what it always did. */
+        const uint64_t wb_bytes = P2_DMA_CHANNELS * sizeof(uint64_t);
+        if (host >= wb_bytes) {
+            host -= wb_bytes;
+            tca_g.end_wb_offset = host;
+            tca_g.end_wb = (volatile uint64_t *)(dev->host_mem + host);
+            memset(dev->host_mem + host, 0, wb_bytes);
+        }
         if (tca_arena_init(&tca_g.host_arena, host) !=
                 TCA_ARENA_OK ||
             p2_rt_gpu_bind(dev->gpu_mem, dev->gpu_mem ? dev->gpu_size : 0, P2_RT_GPU_USER_TCA) !=
@@ -146,6 +157,11 @@ void tca_lib_detach(void)
     pthread_mutex_lock(&tca_g.lock);
     /* Unset the ring before its memory goes back: the board drops (and
      * counts) notifications from now on instead of writing freed memory. */
+    if (tca_g.dev && tca_g.notify.table_on)
+        tca_reg_write(tca_g.dev, P2_REG_NOTIFY_TABLE_ON, 0);
+    for (int c = 0; tca_g.dev && c < P2_DMA_CHANNELS; c++)
+        if (tca_g.channel[c].end_wb)
+            tca_reg_write(tca_g.dev, P2_REG_DMA(c, P2_DMA_END_WB), 0);
     if (tca_g.dev && tca_g.notify.entries) {
         tca_reg_write(tca_g.dev, P2_REG_NOTIFY_RING, 0);
         tca_arena_free(&tca_g.host_arena, tca_g.notify.offset);

@@ -154,6 +154,8 @@ static tcaresult desc_append(tcaDesc *desc, const tca_transfer *t)
     desc->items[desc->count++] = built;
     if (t->flags & tcaDMAUseInternal)
         desc->wants_registers = 1;
+    if (t->flags & tcaDMAUseNotifyInternal)
+        desc->wants_notify_table = 1;
     return TCA_SUCCESS;
 }
 
@@ -288,6 +290,20 @@ tcaresult tca_desc_set(tcaDesc *desc, int dmac_channel)
     }
     ch->loaded_end = chain_end(desc, dev->node);
     ch->loads++;
+    /* A chain that raises nothing here leaves no sign of its end: have the
+     * DMAC write it to host memory, where tcaStartDMADesc looks first. */
+    if (!ch->loaded_end.left && !ch->end_wb && tca_g.end_wb) {
+        tca_reg_write(dev, P2_REG_DMA(dmac_channel, P2_DMA_END_WB),
+                      p2_node_base(dev->node) + P2_HOST_OFFSET + tca_g.end_wb_offset +
+                          8u * (unsigned)dmac_channel);
+        ch->end_wb = 1;
+    }
+    /* The process chose the chip's notification table: from now on its board
+     * keeps every notification for this node there, and waits poll it. */
+    if (desc->wants_notify_table && !tca_g.notify.table_on) {
+        tca_reg_write(dev, P2_REG_NOTIFY_TABLE_ON, 1);
+        tca_g.notify.table_on = 1;
+    }
     return TCA_SUCCESS;
 }
 
@@ -335,6 +351,11 @@ static void channels_saw(unsigned slot, unsigned tag)
     pthread_mutex_unlock(&tca_g.run_lock);
 }
 
+/* The tag of each channel's last start (P2_DMA_START_TAG): counted for the
+ * process's life, so no tag repeats after tcaReset or a new tcaInit, and a
+ * word the DMAC wrote for an older run never passes for the last one's. */
+static uint64_t run_tag[P2_DMA_CHANNELS];
+
 tcaresult tca_channel_idle(p2_dev *dev, int dmac_channel)
 {
     tca_channel_run *run = &tca_g.channel[dmac_channel].run;
@@ -343,6 +364,18 @@ tcaresult tca_channel_idle(p2_dev *dev, int dmac_channel)
     pthread_mutex_unlock(&tca_g.run_lock);
     if (!running || !dev->ops->mmio_read)
         return TCA_SUCCESS;
+    /* The DMAC's word in host memory says so at the cost of a memory read; a
+     * run it does not yet count (still running, or its word still on the way)
+     * is asked of the status register. */
+    tca_channel *ch = &tca_g.channel[dmac_channel];
+    if (ch->end_wb && dev->ops->wait_mem &&
+        dev->ops->wait_mem(dev, &tca_g.end_wb[dmac_channel], ~0ull, run_tag[dmac_channel], 0) ==
+            P2_WAIT_OK) {
+        pthread_mutex_lock(&tca_g.run_lock);
+        run_ended(run);
+        pthread_mutex_unlock(&tca_g.run_lock);
+        return TCA_SUCCESS;
+    }
     if (tca_reg_read(dev, P2_REG_DMA(dmac_channel, P2_DMA_STATUS)) == P2_DMA_BUSY)
         return TCA_ERROR_CHANNEL_BUSY;
     pthread_mutex_lock(&tca_g.run_lock);
@@ -372,8 +405,14 @@ tcaresult tcaStartDMADesc(int dmac_channel)
     ch->run.running = 1;
     ch->run.end = ch->loaded_end;
     pthread_mutex_unlock(&tca_g.run_lock);
+    /* Tagged, so the DMAC's end word names this run: a start of someone
+     * else's (tag 0) or an earlier one never passes for it. */
+    uint64_t *tag = &run_tag[dmac_channel];
+    if (++*tag > UINT32_MAX)
+        *tag = 1;
     tca_reg_write(dev, P2_REG_DMA(dmac_channel, P2_DMA_START),
-                  ch->mode == TCA_CHANNEL_CHAIN ? P2_DMA_START_CHAIN : P2_DMA_START_REGISTERS);
+                  (*tag << 32) |
+                      (ch->mode == TCA_CHANNEL_CHAIN ? P2_DMA_START_CHAIN : P2_DMA_START_REGISTERS));
     return TCA_SUCCESS;
 }
 
@@ -493,25 +532,12 @@ static void consumed(p2_dev *dev, unsigned node, unsigned slot, unsigned tag)
     ring_advance(dev, &tca_g.notify);
 }
 
-static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_tag, int block)
+/* The ring's entries from the reader on, in order, until one `want` accepts
+ * (TCA_SUCCESS); the others are kept. With block == 0, TCA_NOT_YET at the
+ * first entry not yet written. */
+static tcaresult scan_ring(p2_dev *dev, notify_key want, int block)
 {
-    p2_dev *dev = tca_dev();
-    if (!dev)
-        return TCA_ERROR_NOT_INITIALIZED;
-    /* The handle names the node whose DMA raises the notification: the
-     * peer's handle for its data, one of this node's for its own completion
-     * (tca-api.h). */
-    if (handle && tca_handle_validate(handle, dev->nnodes) != TCA_SUCCESS)
-        return TCA_ERROR_INVALID_HANDLE;
-    if (wait_slot < 0 || wait_slot >= P2_NOTIFY_SLOTS)
-        return TCA_ERROR_INVALID_SLOT;
-    if (wait_tag < 0 || (unsigned)wait_tag > P2_NOTIFY_TAG_MAX)
-        return TCA_ERROR_INVALID_TAG;
     tca_notify_ring *ring = &tca_g.notify;
-    const notify_key want = {.node = handle ? handle->node : ANY_NODE,
-                             .slot = (unsigned)wait_slot, .tag = (unsigned)wait_tag};
-    if (pending_claim(ring, want))
-        return TCA_SUCCESS;
     if (!ring->entries || !dev->ops->wait_mem)
         return TCA_ERROR_NOT_SUPPORTED;
     for (;;) {
@@ -541,6 +567,65 @@ static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_ta
             return TCA_ERROR_NOTIFY_BACKLOG;
         consumed(dev, got_node, got_slot, got_tag);
     }
+}
+
+/* The chip's notification table (tcaDMAUseNotifyInternal), polled by MMIO
+ * reads of NOTIFY_POP back to back, each a round trip to the board: a
+ * notification is seen by the first read that reaches the board after it,
+ * one read's return later, and a wait costs at least one read. Entries that
+ * went to the ring (before the table was on, or while it was full) are
+ * found when a read finds the table empty and names a ring head beyond the
+ * reader. With block == 0, one read. */
+static tcaresult poll_table(p2_dev *dev, notify_key want, int block)
+{
+    tca_notify_ring *ring = &tca_g.notify;
+    for (;;) {
+        /* A popped entry is gone from the board: only pop what can be kept. */
+        if (ring->npending == TCA_NOTIFY_BACKLOG_MAX)
+            return TCA_ERROR_NOTIFY_BACKLOG;
+        const uint64_t entry = tca_reg_read(dev, P2_REG_NOTIFY_POP);
+        if (entry & P2_NOTIFY_SERIAL_MASK) {
+            const unsigned got_node = p2_notify_entry_node(entry);
+            const unsigned got_slot = p2_notify_entry_slot(entry);
+            const unsigned got_tag = p2_notify_entry_tag(entry);
+            if (got_node == dev->node)
+                channels_saw(got_slot, got_tag);
+            if (key_matches(want, got_node, got_slot, got_tag))
+                return TCA_SUCCESS;
+            if (!pending_keep(ring, got_node, got_slot, got_tag))
+                return TCA_ERROR_NOTIFY_BACKLOG;
+            continue;
+        }
+        if ((uint32_t)entry != (uint32_t)ring->read) {
+            tcaresult r = scan_ring(dev, want, 0);
+            if (r != TCA_NOT_YET)
+                return r;
+        }
+        if (!block)
+            return TCA_NOT_YET;
+    }
+}
+
+static tcaresult wait_notify(const tcaHandle *handle, int wait_slot, int wait_tag, int block)
+{
+    p2_dev *dev = tca_dev();
+    if (!dev)
+        return TCA_ERROR_NOT_INITIALIZED;
+    /* The handle names the node whose DMA raises the notification: the
+     * peer's handle for its data, one of this node's for its own completion
+     * (tca-api.h). */
+    if (handle && tca_handle_validate(handle, dev->nnodes) != TCA_SUCCESS)
+        return TCA_ERROR_INVALID_HANDLE;
+    if (wait_slot < 0 || wait_slot >= P2_NOTIFY_SLOTS)
+        return TCA_ERROR_INVALID_SLOT;
+    if (wait_tag < 0 || (unsigned)wait_tag > P2_NOTIFY_TAG_MAX)
+        return TCA_ERROR_INVALID_TAG;
+    tca_notify_ring *ring = &tca_g.notify;
+    const notify_key want = {.node = handle ? handle->node : ANY_NODE,
+                             .slot = (unsigned)wait_slot, .tag = (unsigned)wait_tag};
+    if (pending_claim(ring, want))
+        return TCA_SUCCESS;
+    return ring->table_on ? poll_table(dev, want, block) : scan_ring(dev, want, block);
 }
 
 tcaresult tcaWaitDMARecvDesc(const tcaHandle *handle, int wait_slot, int wait_tag)

@@ -75,6 +75,7 @@ typedef struct tca_channel {
     p2_error last_error;   /* what the last tcaWaitDMAC saw */
     tca_notify_count loaded_end; /* the loaded chain's `end` (tca_channel_run) */
     tca_channel_run run;
+    int end_wb;            /* the DMAC writes its ended runs to tca_g.end_wb[c] */
     uint64_t loads;        /* tca_desc_set calls that loaded the channel: the older
                               API (tca_legacy.c) knows from it whether the chain it
                               loaded last is still the channel's */
@@ -110,6 +111,7 @@ typedef struct tca_notify_ring {
     uint64_t offset;            /* in the host arena */
     uint64_t read;              /* entries consumed since the ring was set */
     uint64_t tail_written;      /* the last value written to P2_REG_NOTIFY_TAIL */
+    int table_on;               /* the board keeps notifications in its table (NOTIFY_POP) */
     unsigned npending;
     tca_notify_pending pending[TCA_NOTIFY_BACKLOG_MAX];
 } tca_notify_ring;
@@ -123,6 +125,8 @@ typedef struct tca_lib {
     unsigned generation;   /* counts attaches: descriptor memory of an older one is gone */
     int register_mode;     /* tcaDMADescInt_Init was called */
     tca_arena host_arena;  /* tcaMemoryCPU; GPU memory is the runtime's pool (rt/rt_alloc.h) */
+    uint64_t end_wb_offset; /* host memory of the channels' P2_DMA_END_WB words, above the arena */
+    volatile uint64_t *end_wb; /* those words, one per channel */
     tca_channel channel[P2_DMA_CHANNELS];
     tca_notify_ring notify;      /* set up by attach, unset by detach */
     tca_exchange_state exchange; /* not reset by detach (see the type) */
@@ -215,6 +219,7 @@ struct tcaDesc {
     p2_desc *items;        /* transfers in order, next = 0 */
     size_t count, capacity;
     int wants_registers;   /* a transfer carried tcaDMAUseInternal */
+    int wants_notify_table; /* a transfer carried tcaDMAUseNotifyInternal */
     /* Chain-mode descriptor memory in the host arena, kept across sets. */
     int has_memory;
     unsigned memory_generation;

@@ -22,7 +22,7 @@
 typedef struct slot_array {
     p2_desc *desc;
     uint8_t *used;
-    uint8_t *internal; /* tcaDMAUseInternal on that transfer */
+    uint8_t *internal; /* its tcaDMAUseNotifyInternal flag */
     size_t count;
 } slot_array;
 
@@ -138,7 +138,7 @@ static tcaresult set_entry(int desc_tag, int index, int *next_index, const tca_t
     } else {
         t->entries.desc[index] = built;
         t->entries.used[index] = 1;
-        t->entries.internal[index] = (x->flags & tcaDMAUseInternal) != 0;
+        t->entries.internal[index] = (x->flags & tcaDMAUseNotifyInternal) != 0;
         *next_index = index + 1;
     }
     pthread_mutex_unlock(&legacy_lock);
@@ -203,10 +203,14 @@ static tcaresult chain_from_positions(legacy_channel *ch)
         d->capacity = ch->length;
     }
     d->count = ch->length;
-    d->wants_registers = 0;
+    /* A numbered table is host memory (1024 entries in the published programs,
+     * where the chip's registers hold 16): the DMAC fetches its descriptors
+     * whatever the transfers' tcaDMAUseInternal says, which that API accepted
+     * without effect; tcaDMADescInt_Init still puts the chain in registers. */
+    d->wants_registers = d->wants_notify_table = 0;
     for (size_t i = 0; i < ch->length; i++) {
         d->items[i] = ch->positions.desc[i];
-        d->wants_registers |= ch->positions.internal[i];
+        d->wants_notify_table |= ch->positions.internal[i];
     }
     return TCA_SUCCESS;
 }
@@ -291,6 +295,8 @@ tcaresult tcaReset(void)
      * reset (an entry still in flight would land in a fresh ring with a
      * serial that passes for a new one), the reader moves to the board's head. */
     tca_notify_ring *ring = &tca_g.notify;
+    if (ring->table_on)
+        tca_reg_write(dev, P2_REG_NOTIFY_TABLE_ON, 1); /* empties the table */
     if (ring->entries) {
         ring->read = tca_reg_read(dev, P2_REG_NOTIFY_HEAD);
         ring->tail_written = ring->read;
