@@ -95,6 +95,7 @@ typedef struct pp_config {
     const char *pair_text; /* -p */
     const char *mode_text; /* -m */
     int register_mode;     /* -i */
+    int notify_table;      /* --notify-internal */
     uint64_t pio_max;      /* --pio-max */
     int rank_a, rank_b;
     int runs[MODE_COUNT];
@@ -172,7 +173,8 @@ static tcaDesc *one_transfer_chain(const pp_config *c, const tcaHandle *dst,
     tcaDesc *chain = tcaDescNew();
     if (!chain)
         WL_TCA(TCA_ERROR_OUT_OF_MEMORY);
-    int flags = tcaDMANotify | (c->register_mode ? tcaDMAUseInternal : 0);
+    int flags = tcaDMANotify | (c->register_mode ? tcaDMAUseInternal : 0) |
+                (c->notify_table ? tcaDMAUseNotifyInternal : 0);
     WL_TCA(tcaDescSetMemcpy(chain, dst, 0, src, 0, size, flags, slot, NOTIFY_TAG));
     WL_TCA(tcaDescSet(chain, DMA_CHANNEL));
     return chain;
@@ -378,6 +380,9 @@ static void describe_run(wl_report *report, const pp_config *c, int size)
                                                    : "off");
     wl_report_meta(report, "dma descriptors", "%s",
                    c->register_mode ? "chip registers (-i)" : "host memory (chain mode)");
+    wl_report_meta(report, "notifications", "%s",
+                   c->notify_table ? "the chip's table, polled by MMIO reads (--notify-internal)"
+                                   : "the ring in host memory");
     wl_report_meta(report, "time", "p2_wtime(), simulated; wall_s is host time per row");
     wl_report_meta(report, "gpu memory", "the node's GPU arena, timed by the model");
     if (c->runs[MODE_PIO])
@@ -414,6 +419,8 @@ int main(int argc, char **argv)
         {"-m", WL_OPTION_STRING, &config.mode_text, "MODE", "pio, dma, dma-gpu or all"},
         {"-i", WL_OPTION_FLAG, &config.register_mode, "",
          "DMA descriptors in chip registers (tcaDMAUseInternal)"},
+        {"--notify-internal", WL_OPTION_FLAG, &config.notify_table, "",
+         "notifications in the chip's table, polled by MMIO reads (tcaDMAUseNotifyInternal)"},
         {"--pio-max", WL_OPTION_SIZE, &config.pio_max, "SIZE",
          "largest PIO message (PIO is simulated store by store)"},
     };
