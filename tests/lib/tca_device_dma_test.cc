@@ -31,7 +31,13 @@ TEST_F(TcaDevice, ChainModeWritesLinkedDescriptorsToHostMemory)
     EXPECT_EQ(mem[2].wait_slot, 3u);
     EXPECT_EQ(mem[2].wait_tag, 0x100u);
     EXPECT_EQ(mem[2].next, 0u);
-    EXPECT_TRUE(fake.ops_named("mmio_write").size() == 1) << "only DESC_PTR";
+    // The chain raises nothing at this node (its notification is node 2's):
+    // the DMAC is told where to write the end of each run (P2_DMA_END_WB).
+    auto writes = fake.ops_named("mmio_write");
+    ASSERT_EQ(writes.size(), 2u) << "only DESC_PTR and END_WB";
+    EXPECT_EQ(writes[0].a, (uint64_t)P2_REG_DMA(2, P2_DMA_DESC_PTR));
+    EXPECT_EQ(writes[1].a, (uint64_t)P2_REG_DMA(2, P2_DMA_END_WB));
+    EXPECT_EQ(writes[1].b, end_wb_addr(2));
 
     // Descriptor memory is not handed out to the user while the chain lives.
     void *p;
@@ -40,7 +46,9 @@ TEST_F(TcaDevice, ChainModeWritesLinkedDescriptorsToHostMemory)
                  (uint8_t *)p < (const uint8_t *)(mem + 3));
 
     ASSERT_EQ(tcaStartDMADesc(2), TCA_SUCCESS);
-    EXPECT_EQ(fake.written(P2_REG_DMA(2, P2_DMA_START)), (uint64_t)P2_DMA_START_CHAIN);
+    const uint64_t start = fake.written(P2_REG_DMA(2, P2_DMA_START));
+    EXPECT_EQ(P2_DMA_START_COMMAND(start), (uint64_t)P2_DMA_START_CHAIN);
+    EXPECT_NE(P2_DMA_START_TAG(start), 0u) << "a run tag for the end word";
 
     // Re-setting the unchanged chain reuses its memory.
     ASSERT_EQ(tcaDescSet(d, 1), TCA_SUCCESS);
@@ -61,7 +69,7 @@ TEST_F(TcaDevice, RegisterModeWritesDescriptorRegisters)
     ASSERT_EQ(tcaDescSet(d, 3), TCA_SUCCESS);
 
     auto writes = fake.ops_named("mmio_write");
-    ASSERT_EQ(writes.size(), 2 * P2_DESC_SIZE / 8 + 1);
+    ASSERT_EQ(writes.size(), 2 * P2_DESC_SIZE / 8 + 2);
     p2_desc regs[2];
     uint64_t words[2 * P2_DESC_SIZE / 8];
     for (size_t i = 0; i < 2 * P2_DESC_SIZE / 8; i++) {
@@ -77,13 +85,27 @@ TEST_F(TcaDevice, RegisterModeWritesDescriptorRegisters)
     EXPECT_EQ(regs[0].wait_tag, 2u);
     EXPECT_EQ(regs[1].src, src.pcie_addr + 2048);
     EXPECT_EQ(regs[1].next, 0u);
-    EXPECT_EQ(writes.back().a, (uint64_t)P2_REG_DMA(3, P2_DMA_REG_COUNT));
-    EXPECT_EQ(writes.back().b, 2u);
+    EXPECT_EQ(writes[2 * P2_DESC_SIZE / 8].a, (uint64_t)P2_REG_DMA(3, P2_DMA_REG_COUNT));
+    EXPECT_EQ(writes[2 * P2_DESC_SIZE / 8].b, 2u);
+    // No notification at this node: the end word last (P2_DMA_END_WB).
+    EXPECT_EQ(writes.back().a, (uint64_t)P2_REG_DMA(3, P2_DMA_END_WB));
+    EXPECT_EQ(writes.back().b, end_wb_addr(3));
 
     ASSERT_EQ(tcaStartDMADesc(3), TCA_SUCCESS);
-    EXPECT_EQ(fake.written(P2_REG_DMA(3, P2_DMA_START)), (uint64_t)P2_DMA_START_REGISTERS);
+    const uint64_t start = fake.written(P2_REG_DMA(3, P2_DMA_START));
+    EXPECT_EQ(P2_DMA_START_COMMAND(start), (uint64_t)P2_DMA_START_REGISTERS);
+    EXPECT_NE(P2_DMA_START_TAG(start), 0u) << "a run tag for the end word";
     tcaDescFree(d);
+    fake.calls.clear();
     EXPECT_EQ(tcaStartDMADesc(3), TCA_SUCCESS) << "the registers still hold the chain";
+    // Whether the last run is over is asked of the end word first (the fake's
+    // DMAC never writes it, so then of the status register).
+    auto looked = fake.ops_named("wait_mem");
+    ASSERT_EQ(looked.size(), 1u);
+    EXPECT_EQ(looked[0].a, fake.host.size() - 8 * P2_DMA_CHANNELS + 8 * 3);
+    EXPECT_EQ(looked[0].c, P2_DMA_START_TAG(start)) << "the last start's tag";
+    EXPECT_EQ(P2_DMA_START_TAG(fake.written(P2_REG_DMA(3, P2_DMA_START))),
+              P2_DMA_START_TAG(start) + 1);
 }
 
 TEST_F(TcaDevice, DescIntInitSwitchesLaterSetsToRegisters)
@@ -97,7 +119,8 @@ TEST_F(TcaDevice, DescIntInitSwitchesLaterSetsToRegisters)
     ASSERT_EQ(tcaDescSet(d, 0), TCA_SUCCESS);
     EXPECT_EQ(fake.written(P2_REG_DMA(0, P2_DMA_REG_COUNT)), 1u);
     ASSERT_EQ(tcaStartDMADesc(0), TCA_SUCCESS);
-    EXPECT_EQ(fake.written(P2_REG_DMA(0, P2_DMA_START)), (uint64_t)P2_DMA_START_REGISTERS);
+    EXPECT_EQ(P2_DMA_START_COMMAND(fake.written(P2_REG_DMA(0, P2_DMA_START))),
+              (uint64_t)P2_DMA_START_REGISTERS);
     tcaDescFree(d);
 }
 

@@ -40,6 +40,13 @@ struct TcaDevice : ::testing::Test {
             *out = p;
         return h;
     }
+    // The PCIe address of channel c's end word (P2_DMA_END_WB): the library
+    // keeps one word per channel at the top of host memory.
+    uint64_t end_wb_addr(unsigned c) const
+    {
+        return p2_node_base(kNode) + P2_HOST_OFFSET + fake.host.size() -
+               8 * P2_DMA_CHANNELS + 8 * c;
+    }
     // What another rank would send us: a handle to its node's host memory.
     static tcaHandle remote(unsigned node, uint64_t off, uint64_t size,
                             tcaMemoryKind kind = tcaMemoryCPU)
