@@ -358,11 +358,11 @@ stats)
     expect_rc 0
     grep -q '"links"' "$TMP/stats.json" || fail "no statistics in --stats file"
     # The job ends when its last DLLP has arrived, though that arrival is no
-    # event of the model (PcieLink::quiet_at): 15.030 us, not 14.982.
+    # event of the model (PcieLink::quiet_at): 15.482 us, not 15.434.
     run -n 2 --timeout 20 --stats "$TMP/stream.json" -- "$BIN/../../workloads/stream" -s 4K
     expect_rc 0
-    grep -q '"summary": {"simulated_us": 15.03,' "$TMP/stream.json" ||
-        fail "stream -s 4K: $(head -c 120 "$TMP/stream.json"), not simulated_us 15.03"
+    grep -q '"summary": {"simulated_us": 15.482,' "$TMP/stream.json" ||
+        fail "stream -s 4K: $(head -c 120 "$TMP/stream.json"), not simulated_us 15.482"
     expect_clean ;;
 deadlock)
     run -n 2 --timeout 30 -- "$BIN/emu_deadlock"
@@ -649,9 +649,11 @@ mpi_cuda)
     # back is cuda_d2h_latency_ns + 262144 B / cuda_d2h_gbps (pinned) =
     # 8 us + 51.603 us. The ranks leave MPI_Barrier (over the modelled IB
     # rail) a few ns apart, so their DMAs meet PEACH2's 4 ns clock edges at
-    # different phases: 94.341 vs 94.342 us.
-    expect_out "rank 0: Tesla K20X (emulated): 262144 bytes GPU-to-GPU from rank 1: sent in 94.341 us, received at 94.421 us (MPI_Wtime), copied back in 59.603 us (events), 0 wrong bytes"
-    expect_out "rank 1: Tesla K20X (emulated): 262144 bytes GPU-to-GPU from rank 0: sent in 94.342 us, received at 94.422 us (MPI_Wtime), copied back in 59.603 us (events), 0 wrong bytes"
+    # different phases: 94.543 vs 94.544 us ("sent" ends with tcaWaitDMAC's
+    # status read, which retires mmio_load_return_ns, 200 ns, after its
+    # completion reaches the root port).
+    expect_out "rank 0: Tesla K20X (emulated): 262144 bytes GPU-to-GPU from rank 1: sent in 94.543 us, received at 94.623 us (MPI_Wtime), copied back in 59.603 us (events), 0 wrong bytes"
+    expect_out "rank 1: Tesla K20X (emulated): 262144 bytes GPU-to-GPU from rank 0: sent in 94.544 us, received at 94.624 us (MPI_Wtime), copied back in 59.603 us (events), 0 wrong bytes"
     grep '^rank' "$TMP/out" | sort >"$TMP/first"
     expect_clean
     # auto: no usable GPU here, so the emulated runtime again, said in one line.
@@ -666,7 +668,7 @@ mpi_cuda)
         expect_err "p2run: GPU: the real CUDA runtime (a GPU is usable)"
         expect_out "all ranks: 0 wrong bytes"
         # The DMA's modelled times do not depend on which runtime holds the memory.
-        expect_out "262144 bytes GPU-to-GPU from rank 1: sent in 94.341 us, received at 94.421 us (MPI_Wtime)"
+        expect_out "262144 bytes GPU-to-GPU from rank 1: sent in 94.543 us, received at 94.623 us (MPI_Wtime)"
         echo "real GPU: $(grep '^rank' "$TMP/out")"
     fi
     expect_clean ;;
