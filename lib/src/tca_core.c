@@ -127,7 +127,8 @@ tcaresult tca_lib_attach(p2_dev *dev)
          * (P2_DMA_END_WB): taken off the top, so tcaMalloc's first fit from
          * the bottom hands out what it always did. */
         const uint64_t wb_bytes = P2_DMA_CHANNELS * sizeof(uint64_t);
-        if (host >= wb_bytes) {
+        const uint64_t needed = P2_EXCHANGE_BYTES + TCA_NOTIFY_RING_ENTRIES * sizeof(uint64_t);
+        if (host >= needed + wb_bytes) { /* else status reads only: the mailbox and ring first */
             host -= wb_bytes;
             tca_g.end_wb_offset = host;
             tca_g.end_wb = (volatile uint64_t *)(dev->host_mem + host);
