@@ -152,12 +152,8 @@ int main(int argc, char **argv)
         else if (o.last < o.first)
             status = pub_usage_error(&program, rank, "-e must not be below -b");
     }
-    if (status != 0) {
-        MPI_Finalize();
-        return status < 0 ? PUB_EXIT_OK : status;
-    }
-    PUB_CHECK_TCA(tcaInit());
-    PUB_CHECK_CUDA(cudaSetDevice(0));
+    if ((status = pub_start(status)) >= 0)
+        return status;
 
     FILE *csv = NULL;
     if (rank == 0) {

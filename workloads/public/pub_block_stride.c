@@ -177,12 +177,8 @@ int main(int argc, char **argv)
         else if (o.last < o.first || o.last > MAX_EDGE)
             status = pub_usage_error(&program, rank, "-e (the cube's edge N) must be -b to 1024");
     }
-    if (status != 0) {
-        MPI_Finalize();
-        return status < 0 ? PUB_EXIT_OK : status;
-    }
-    PUB_CHECK_TCA(tcaInit());
-    PUB_CHECK_CUDA(cudaSetDevice(0));
+    if ((status = pub_start(status)) >= 0)
+        return status;
 
     FILE *csv = NULL;
     if (rank == 0) {

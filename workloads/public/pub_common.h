@@ -205,6 +205,21 @@ static inline int pub_usage_error(const pub_program *prog, int rank, const char 
     return PUB_EXIT_USAGE;
 }
 
+/* After the options were checked (`status`: 0 good, < 0 help shown, else a
+ * usage error): on a bad or help start, MPI_Finalize and the exit status to
+ * return; else tcaInit and cudaSetDevice(0), as the public programs start, and
+ * -1 (go on). */
+static inline int pub_start(int status)
+{
+    if (status != 0) {
+        MPI_Finalize();
+        return status < 0 ? PUB_EXIT_OK : status;
+    }
+    PUB_CHECK_TCA(tcaInit());
+    PUB_CHECK_CUDA(cudaSetDevice(0));
+    return -1;
+}
+
 /* ---- Output ------------------------------------------------------------------- */
 
 /* Rank 0's CSV: `header` (a line without its newline) written at once.
