@@ -177,8 +177,9 @@ int main(int argc, char **argv)
         else if (o.last < o.first || o.last > MAX_EDGE)
             status = pub_usage_error(&program, rank, "-e (the cube's edge N) must be -b to 1024");
     }
-    if ((status = pub_start(status)) >= 0)
-        return status;
+    const int stop = pub_start(status);
+    if (stop >= 0)
+        return stop;
 
     FILE *csv = NULL;
     if (rank == 0) {

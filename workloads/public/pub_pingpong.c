@@ -129,8 +129,9 @@ int main(int argc, char **argv)
         else if (o.last < o.first)
             status = pub_usage_error(&program, rank, "-e must not be below -b");
     }
-    if ((status = pub_start(status)) >= 0)
-        return status;
+    const int stop = pub_start(status);
+    if (stop >= 0)
+        return stop;
 
     FILE *csv = NULL;
     if (rank == 0) {

@@ -336,7 +336,8 @@ TEST_P(TcaSuite, ChainOfThreeWithNotify)
                 EXPECT_EQ(c[i].wait_tag, 0x70 + order[i]);
                 EXPECT_EQ(c[i].next == 0, i == 2);
             }
-            EXPECT_EQ(f->written(P2_REG_DMA(0, P2_DMA_START)), (uint64_t)P2_DMA_START_CHAIN);
+            EXPECT_EQ(P2_DMA_START_COMMAND(f->written(P2_REG_DMA(0, P2_DMA_START))), (uint64_t)P2_DMA_START_CHAIN);
+            EXPECT_NE(P2_DMA_START_TAG(f->written(P2_REG_DMA(0, P2_DMA_START))), 0u) << "a tagged start";
         }
         EXPECT_EQ(tcaDescFree(d), TCA_SUCCESS);
     }
@@ -379,7 +380,8 @@ TEST_P(TcaSuite, RegisterMode)
         if (FakeDevice *f = b->fake()) {
             EXPECT_EQ(f->written(P2_REG_DMA(1, P2_DMA_DESC_PTR)), ~0ull) << "no host memory";
             EXPECT_EQ(f->written(P2_REG_DMA(1, P2_DMA_REG_COUNT)), 2u);
-            EXPECT_EQ(f->written(P2_REG_DMA(1, P2_DMA_START)), (uint64_t)P2_DMA_START_REGISTERS);
+            EXPECT_EQ(P2_DMA_START_COMMAND(f->written(P2_REG_DMA(1, P2_DMA_START))), (uint64_t)P2_DMA_START_REGISTERS);
+            EXPECT_NE(P2_DMA_START_TAG(f->written(P2_REG_DMA(1, P2_DMA_START))), 0u) << "a tagged start";
         }
         EXPECT_EQ(tcaDescFree(d), TCA_SUCCESS);
     }
