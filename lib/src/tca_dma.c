@@ -494,6 +494,17 @@ static int pending_claim(tca_notify_ring *ring, notify_key want)
     return 0;
 }
 
+/* Whether arrivals of (node, slot, tag) are kept already. */
+static int pending_find(const tca_notify_ring *ring, unsigned node, unsigned slot, unsigned tag)
+{
+    for (unsigned i = 0; i < ring->npending; i++) {
+        const tca_notify_pending *p = &ring->pending[i];
+        if (p->node == node && p->slot == slot && p->tag == tag)
+            return 1;
+    }
+    return 0;
+}
+
 /* Keeps one arrival of (node, slot, tag) for a later claim; 0 if the table is full. */
 static int pending_keep(tca_notify_ring *ring, unsigned node, unsigned slot, unsigned tag)
 {
@@ -580,9 +591,17 @@ static tcaresult poll_table(p2_dev *dev, notify_key want, int block)
 {
     tca_notify_ring *ring = &tca_g.notify;
     for (;;) {
-        /* A popped entry is gone from the board: only pop what can be kept. */
-        if (ring->npending == TCA_NOTIFY_BACKLOG_MAX)
-            return TCA_ERROR_NOTIFY_BACKLOG;
+        /* A popped entry is gone from the board: with the pending table full,
+         * look first, and pop only what is wanted or can be kept. */
+        if (ring->npending == TCA_NOTIFY_BACKLOG_MAX) {
+            const uint64_t head = tca_reg_read(dev, P2_REG_NOTIFY_PEEK);
+            if ((head & P2_NOTIFY_SERIAL_MASK) &&
+                !key_matches(want, p2_notify_entry_node(head), p2_notify_entry_slot(head),
+                             p2_notify_entry_tag(head)) &&
+                !pending_find(ring, p2_notify_entry_node(head), p2_notify_entry_slot(head),
+                              p2_notify_entry_tag(head)))
+                return TCA_ERROR_NOTIFY_BACKLOG;
+        }
         const uint64_t entry = tca_reg_read(dev, P2_REG_NOTIFY_POP);
         if (entry & P2_NOTIFY_SERIAL_MASK) {
             const unsigned got_node = p2_notify_entry_node(entry);

@@ -240,6 +240,7 @@ typedef enum p2_port {
  * notification has landed before the host sees the entry. */
 #define P2_REG_NOTIFY_TABLE_ON 0x3030  /* RW: 1 = keep notifications in the table; writing empties it */
 #define P2_REG_NOTIFY_POP 0x3038       /* RO, reading removes: oldest table entry */
+#define P2_REG_NOTIFY_PEEK 0x3040      /* RO: what NOTIFY_POP would return, nothing removed */
 
 P2_STATIC_ASSERT(P2_NOTIFY_SLOTS <= 0x100 && P2_MAX_NODES <= 0x100,
                  "a ring entry holds a slot and a node in 8 bits each");

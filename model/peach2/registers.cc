@@ -31,7 +31,8 @@ uint64_t Registers::read(uint64_t off) const {
     case P2_REG_NOTIFY_TAIL: return ring_tail_;
     case P2_REG_NOTIFY_OVERFLOW: return ring_overflow_;
     case P2_REG_NOTIFY_TABLE_ON: return table_on_;
-    case P2_REG_NOTIFY_POP: return table_.empty() ? (ring_head_ & 0xffffffffu) : table_.front();
+    case P2_REG_NOTIFY_POP:
+    case P2_REG_NOTIFY_PEEK: return table_.empty() ? (ring_head_ & 0xffffffffu) : table_.front();
     default: break;
   }
   if (off >= P2_REG_ROUTE_BASE && off < P2_REG_ROUTE(P2_MAX_NODES))

@@ -18,6 +18,13 @@
  *     waiting for the last returns TCA_ERROR_NOTIFY_BACKLOG, and succeeds
  *     once a kept pair has been claimed; all the others are then claimed.
  * The data of every transfer is checked, and the guard bytes between them.
+ *
+ * With the argument `table` every transfer also carries
+ * tcaDMAUseNotifyInternal, and the receiver turns its board's table on as the
+ * out-of-order phase begins, while the sender's notifications are on their
+ * way: some of them land in the ring, the rest in the table, and every wait
+ * and test after that polls the table (NOTIFY_POP) and finds both. The
+ * backlog phase then fills the table (256 entries) and spills into the ring.
  */
 #include "rk_common.h"
 
@@ -36,6 +43,7 @@ static rk_buf src, dst, other;
 static published all[2];
 static rk_link link;
 static int rank;
+static int table_flag; /* tcaDMAUseNotifyInternal with `table`, else 0 */
 
 typedef struct pair {
     int slot, tag;
@@ -58,7 +66,7 @@ static void send(size_t i, uint32_t seed, int flags, int slot, int tag)
 {
     rk_fill(src.bytes + region_off(i), region_len(i), seed, i * 1000);
     rk_dma_once(CHANNEL, &all[RECEIVER].dst, region_off(i), &src.handle, region_off(i),
-                region_len(i), flags, slot, tag);
+                region_len(i), flags | table_flag, slot, tag);
 }
 
 /* Receiver: transfers [0, n) of a phase have landed, the rest is guard. */
@@ -109,6 +117,18 @@ static void phase_out_of_order(void)
     }
     rk_guard(dst.bytes, 0, BUF_BYTES);
     rk_signal(&link);
+    if (table_flag) {
+        /* Loading a chain that asks for the table turns it on: the sender's
+         * first notifications are in the ring by now, the others go to the
+         * table. The chain is never started. */
+        tcaDesc *d = tcaDescNew();
+        if (!d)
+            rk_fail("out of memory");
+        RK_TCA(tcaDescSetMemcpy(d, &other.handle, 0, &other.handle, 0, 8, tcaDMAUseNotifyInternal,
+                                0, 0));
+        RK_TCA(tcaDescSet(d, CHANNEL + 1));
+        RK_TCA(tcaDescFree(d));
+    }
     /* The last sent first: every earlier entry is read and kept meanwhile. */
     RK_TCA(tcaWaitDMARecvDesc(&all[SENDER].dst, pairs[NPAIRS - 1].slot, pairs[NPAIRS - 1].tag));
     check_regions(NPAIRS, 2, "out-of-order claims");
@@ -203,8 +223,9 @@ static void phase_backlog(void)
            TCA_NOTIFY_BACKLOG_MAX);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    table_flag = argc > 1 && !strcmp(argv[1], "table") ? tcaDMAUseNotifyInternal : 0;
     rk_init(2);
     rank = p2_rank();
     if (p2_size() != 2)

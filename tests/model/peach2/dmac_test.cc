@@ -257,10 +257,10 @@ TEST(Dmac, NotificationTableKeepsEntriesUntilPoppedAndOverflowsToTheRing) {
       d.wait_channel(0, 0, runs);
       wait(sc_core::sc_time(2, sc_core::SC_US));  // let the notification land
     };
-    auto pop = [&] {
+    auto read = [&](uint64_t reg) {
       bool done = false;
       uint64_t got = 0;
-      d.cluster().host(1).mmio_read(reg_addr(1, P2_REG_NOTIFY_POP), [&](uint64_t v, bool ok) {
+      d.cluster().host(1).mmio_read(reg_addr(1, reg), [&](uint64_t v, bool ok) {
         EXPECT_TRUE(ok);
         got = v;
         done = true;
@@ -268,11 +268,13 @@ TEST(Dmac, NotificationTableKeepsEntriesUntilPoppedAndOverflowsToTheRing) {
       while (!done) wait(sc_time(10, sc_core::SC_NS));
       return got;
     };
+    auto pop = [&] { return read(P2_REG_NOTIFY_POP); };
     send(3, 0x100);
     send(4, 0x200);
     send(5, 0x300);  // the table of two is full: to the ring
     EXPECT_EQ(d.peek(1, P2_REG_NOTIFY_HEAD), 1u);
     EXPECT_EQ(d.ring_entry(1, 0, 16), p2_notify_entry(1, 5, 0x300, 0));
+    EXPECT_EQ(read(P2_REG_NOTIFY_PEEK), p2_notify_entry(1, 3, 0x100, 0));  // looks, keeps
     EXPECT_EQ(pop(), p2_notify_entry(1, 3, 0x100, 0));
     EXPECT_EQ(pop(), p2_notify_entry(2, 4, 0x200, 0));
     EXPECT_EQ(pop(), 1u);  // empty: serial 0, the ring's head
