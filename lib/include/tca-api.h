@@ -294,7 +294,9 @@ tcaresult tcaGetDMAError(int dmac_channel, p2_error *error);
  *
  * The board appends notifications, with the raising node, to a ring in this
  * node's host memory that tcaInit sets up (TCA_NOTIFY_RING_ENTRIES entries,
- * after the p2_exchange mailbox). Notifications may be claimed in any order:
+ * after the p2_exchange mailbox), or, once this process has loaded a chain
+ * with tcaDMAUseNotifyInternal, keeps them in its own table, which the wait
+ * polls with MMIO reads (entries already in the ring are still found). Notifications may be claimed in any order:
  * entries read while looking for another are kept, counted per
  * (node, slot, tag), until claimed. At most TCA_NOTIFY_BACKLOG_MAX distinct
  * triples can be kept that way; an entry of yet another one is then left in
