@@ -71,6 +71,13 @@ public_test(allgather_16 RANKS 16
   ROW "\n +[0-9]+ +[0-9]+ +2 +[0-9.]+ +0" ROWS 5
   CSV ${pub_out}/allgather_16.csv 6 "^16,(16|32|64|128|256),[0-9]+,2,[0-9.]+,0$")
 
+# Broadcast on 8 ranks to 1 KB: every rank's copy right.
+public_test(bcast_8 RANKS 8
+  ARGS ${pub_dir}/pub_bcast -b 8 -e 1K -n 3 -w 1 --csv ${pub_out}/bcast_8.csv
+  MATCH "pub_bcast: 8 ranks, all data right"
+  ROW "\n +[0-9]+ +3 +[0-9.]+ +0" ROWS 8
+  CSV ${pub_out}/bcast_8.csv 9 "^8,(8|16|32|64|128|256|512|1024),3,[0-9.]+,0$")
+
 # Bad arguments: status 2, the argument named.
 public_test(args.bad_size RANKS 2 ARGS ${pub_dir}/pub_pingpong -b 12Q EXIT 2
   MATCH "pub_pingpong: -b '12Q' is not a size")
@@ -84,5 +91,7 @@ public_test(args.bad_iters RANKS 2 ARGS ${pub_dir}/pub_block_stride -n 0 EXIT 2
   MATCH "pub_block_stride: -n '0' is not a positive integer")
 public_test(args.allgather_ranks RANKS 3 ARGS ${pub_dir}/pub_allgather EXIT 2
   MATCH "pub_allgather: runs on 2, 4, 8 or 16 ranks")
+public_test(args.bcast_ranks RANKS 6 ARGS ${pub_dir}/pub_bcast EXIT 2
+  MATCH "pub_bcast: runs on 2, 4, 8 or 16 ranks")
 public_test(args.unknown RANKS 16 ARGS ${pub_dir}/pub_allgather -x EXIT 2
   MATCH "pub_allgather: unknown option '-x'")
