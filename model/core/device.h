@@ -34,6 +34,15 @@ class NodeDevice {
   // Called whenever register state a wait may look at has changed.
   virtual void set_change_observer(std::function<void()> f) = 0;
 
+  // Whether `value`, read from this register, tells a CPU polling it that
+  // nothing has come yet (PEACH2: an empty notification table). A job whose
+  // live ranks only get such answers, while nothing else moves, is stuck
+  // although simulated time advances with the polls (Frontend::check_stall).
+  virtual bool empty_poll(unsigned bar, uint64_t offset, uint64_t value) const {
+    (void)bar, (void)offset, (void)value;
+    return false;
+  }
+
   // A register's name for messages ("DMA0 STATUS").
   virtual std::string describe(unsigned bar, uint64_t offset) const = 0;
   // What a rank waiting for the memory word at `addr` (& mask == value) waits

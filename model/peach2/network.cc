@@ -30,8 +30,8 @@ std::string link_name(const TopoLink& l) {
 std::string register_name(uint64_t reg) {
   static const char* const dma_names[] = {"DESC_PTR", "START", "STATUS", "ERROR",
                                           "REG_COUNT", "DONE", "RUNS"};
-  static const char* const notify_names[] = {"RAISE", "RING", "RING_SIZE", "HEAD", "TAIL",
-                                             "OVERFLOW"};
+  static const char* const notify_names[] = {"RAISE", "RING",     "RING_SIZE", "HEAD", "TAIL",
+                                             "OVERFLOW", "TABLE_ON", "POP",       "PEEK"};
   char out[64];
   if (reg == P2_REG_CHIP_ID)
     return "CHIP_ID";
@@ -57,7 +57,7 @@ std::string register_name(uint64_t reg) {
     unsigned c = static_cast<unsigned>(off / (P2_DESC_REG_SLOTS * 64u));
     unsigned i = static_cast<unsigned>(off % (P2_DESC_REG_SLOTS * 64u) / 64u);
     std::snprintf(out, sizeof out, "DESC%u[%u] +0x%x", c, i, static_cast<unsigned>(off % 64u));
-  } else if (reg >= P2_REG_NOTIFY_RAISE && reg <= P2_REG_NOTIFY_OVERFLOW && reg % 8 == 0 &&
+  } else if (reg >= P2_REG_NOTIFY_RAISE && reg <= P2_REG_NOTIFY_PEEK && reg % 8 == 0 &&
              (reg - P2_REG_NOTIFY_RAISE) / 8 < sizeof notify_names / sizeof notify_names[0])
     std::snprintf(out, sizeof out, "NOTIFY %s", notify_names[(reg - P2_REG_NOTIFY_RAISE) / 8]);
   else

@@ -26,6 +26,10 @@ class Peach2Device : public NodeDevice {
   void bar_write(unsigned bar, uint64_t offset, const uint8_t* data, uint32_t len) override;
   uint64_t peek(unsigned bar, uint64_t offset) const override;
   void set_change_observer(std::function<void()> f) override;
+  bool empty_poll(unsigned bar, uint64_t offset, uint64_t value) const override {
+    return bar == P2_BAR_REGS && (offset == P2_REG_NOTIFY_POP || offset == P2_REG_NOTIFY_PEEK) &&
+           (value & P2_NOTIFY_SERIAL_MASK) == 0;
+  }
   std::string describe(unsigned bar, uint64_t offset) const override;
   std::string describe_memory_wait(uint64_t addr, uint64_t mask, uint64_t value) const override;
 

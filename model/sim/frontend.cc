@@ -221,6 +221,8 @@ void Frontend::warn(const Rank& r, const std::string& what) {
 }
 
 void Frontend::execute(Rank& r, Request& q) {
+  // Anything but another read of a polled register: the rank does something.
+  if (q.op != P2_CHAN_MMIO_READ) r.empty_polls = false;
   switch (q.op) {
     case P2_CHAN_MMIO_WRITE: {
       NodeDevice* dev = device_for(r, q);
@@ -301,10 +303,12 @@ void Frontend::start_wait(Rank& r, Request& q) {
   switch (w.op) {
     case P2_CHAN_MMIO_READ:
       dev->mmio_read(
-          w.bar, w.a, [this, index = r.index, seq = w.seq](uint64_t value, bool ok) {
+          w.bar, w.a, [this, dev, index = r.index, seq = w.seq](uint64_t value, bool ok) {
             Rank& rr = ranks_[index];
-            if (rr.waiting && rr.wait.op == P2_CHAN_MMIO_READ && rr.wait.seq == seq)
-              answer(rr, ok ? P2_CHAN_OK : P2_CHAN_FAILED, ok ? value : ~0ull);
+            if (!rr.waiting || rr.wait.op != P2_CHAN_MMIO_READ || rr.wait.seq != seq) return;
+            rr.empty_polls = ok && dev->empty_poll(rr.wait.bar, rr.wait.a, value);
+            empty_poll_answered_ = empty_poll_answered_ || rr.empty_polls;
+            answer(rr, ok ? P2_CHAN_OK : P2_CHAN_FAILED, ok ? value : ~0ull);
           });
       return;
     case P2_CHAN_WAIT_REG:
@@ -494,6 +498,12 @@ int Frontend::run() {
       finish();
       return 0;
     }
+    // Ranks polling an empty register keep this loop busy, so the check
+    // below is never reached: look after each such answer.
+    if (empty_poll_answered_) {
+      empty_poll_answered_ = false;
+      if (check_stall()) return kStallStatus;
+    }
     const Key limit = survey.limit;
     // A wait with a deadline is answered "not yet" at its deadline, in (time,
     // rank) order with the requests, unless its memory changes first.
@@ -555,7 +565,28 @@ int Frontend::run() {
 // anything that moves: the model's time, a request, a rank attaching or
 // leaving. Host time is read only here; it never changes what is simulated.
 bool Frontend::check_stall() {
+  // Ranks that only poll a register saying "nothing yet" (a notification
+  // table, empty_poll) move simulated time and send requests without doing
+  // anything: while every live rank does only that, progress is what the
+  // memories see (DMA and PIO writes, device reads of memory); a rank's own
+  // stores would clear its mark.
+  bool all_polling = false;
+  for (const Rank& r : ranks_) {
+    if (!r.attached || r.done) continue;
+    if (!r.empty_polls) {
+      all_polling = false;
+      break;
+    }
+    all_polling = true;
+  }
   uint64_t mark = now_ps() ^ (requests_seen_ * 0x9e3779b97f4a7c15ull);
+  if (all_polling) {
+    mark = 0;
+    for (unsigned n = 0; n < cluster_.nodes(); ++n) {
+      const HostStats& h = cluster_.host(n).stats();
+      mark = mark * 31 + h.writes + h.reads + h.dropped_writes;
+    }
+  }
   for (const Rank& r : ranks_)
     mark = mark * 31 + (r.attached ? 1 : 0) + (r.done ? 2 : 0);
   const double wall = host_seconds();

@@ -146,6 +146,7 @@ class Frontend {
     uint64_t published = 0;
     bool waiting = false;       // `wait` executed and not yet answered
     bool fenced = false;        // register wait: its first read completed
+    bool empty_polls = false;   // its last answer was a register read meaning "nothing yet" (empty_poll)
     Request wait;
   };
   struct Key {
@@ -269,6 +270,7 @@ class Frontend {
   uint64_t park_wait_mark_ = 0;
   uint64_t requests_seen_ = 0;
   uint64_t stall_mark_ = 0;
+  bool empty_poll_answered_ = false;  // a rank's register poll said "nothing yet" (empty_poll)
   double stall_since_ = 0;
   bool stall_hinted_ = false;
 };

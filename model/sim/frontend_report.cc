@@ -208,6 +208,13 @@ std::string Frontend::last_work(const Rank& r) const {
 }
 
 void Frontend::explain_stall(std::ostream& out) const {
+  for (const Rank& r : ranks_)
+    if (r.attached && !r.done && r.empty_polls) {
+      out << "p2sim: the ranks poll their boards' notification tables (tcaDMAUseNotifyInternal),\n"
+             "  which stay empty, and nothing else in the job moves: no notification is on its\n"
+             "  way to them (simulated time advances only by the polls)\n";
+      return;
+    }
   bool running_rank = false;
   for (const Rank& r : ranks_)
     if (r.attached && !r.done && !r.waiting && !r.parked &&

@@ -223,9 +223,26 @@ static void phase_backlog(void)
            TCA_NOTIFY_BACKLOG_MAX);
 }
 
+/* `lost`: both ranks turn their tables on and wait for a notification no one
+ * sends. The job must end (--stall), not poll for ever. */
+static void wait_for_nothing(void)
+{
+    tcaDesc *d = tcaDescNew();
+    if (!d)
+        rk_fail("out of memory");
+    RK_TCA(tcaDescSetMemcpy(d, &other.handle, 0, &other.handle, 0, 8, tcaDMAUseNotifyInternal, 0,
+                            0));
+    RK_TCA(tcaDescSet(d, CHANNEL));
+    printf("rank %d: waiting for a notification no one sends\n", rank);
+    fflush(stdout); /* the job ends while this rank waits */
+    tcaresult r = tcaWaitDMARecvDesc(&all[1 - rank].dst, 3, 7);
+    rk_fail("the wait for nothing returned %d", (int)r);
+}
+
 int main(int argc, char **argv)
 {
     table_flag = argc > 1 && !strcmp(argv[1], "table") ? tcaDMAUseNotifyInternal : 0;
+    const int lost = argc > 1 && !strcmp(argv[1], "lost");
     rk_init(2);
     rank = p2_rank();
     if (p2_size() != 2)
@@ -240,6 +257,8 @@ int main(int argc, char **argv)
     mine.signal = link.mine.handle;
     RK_TCA(p2_exchange(&mine, all, sizeof mine));
     rk_link_connect(&link, &all[1 - rank].signal);
+    if (lost)
+        wait_for_nothing();
 
     phase_test_before_after();
     phase_out_of_order();
