@@ -132,10 +132,8 @@ int main(int argc, char **argv)
     if (status == 0) {
         if (nprocs < 2 || nprocs > 16 || (nprocs & (nprocs - 1)))
             status = pub_usage_error(&program, rank, "runs on 2, 4, 8 or 16 ranks (p2run -n R)");
-        else if (o.first < 8 || o.first % 8)
-            status = pub_usage_error(&program, rank, "-b must be a positive multiple of 8 bytes");
-        else if (o.last < o.first)
-            status = pub_usage_error(&program, rank, "-e must not be below -b");
+        else
+            status = pub_check_doubles(&program, rank, &o);
     }
     const int stop = pub_start(status);
     if (stop >= 0)
@@ -167,17 +165,7 @@ int main(int argc, char **argv)
             }
         }
     }
-    if (rank == 0) {
-        if (pub_csv_close(&program, csv, o.csv) != 0)
-            status = PUB_EXIT_FAILURE;
-        if (total_wrong)
-            printf("%s: WRONG DATA: %ld wrong elements\n", program.name, total_wrong);
-        else
-            printf("%s: %d ranks, all data right\n", program.name, nprocs);
-    }
-    if (total_wrong)
-        status = PUB_EXIT_FAILURE;
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return status;
+    char job[32];
+    snprintf(job, sizeof job, "%d ranks", nprocs);
+    return pub_finish(&program, rank, csv, o.csv, total_wrong, job, status);
 }

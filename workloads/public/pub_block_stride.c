@@ -211,18 +211,6 @@ int main(int argc, char **argv)
             }
         }
     }
-    if (rank == 0) {
-        if (pub_csv_close(&program, csv, o.csv) != 0)
-            status = PUB_EXIT_FAILURE;
-        if (total_wrong)
-            printf("%s: WRONG DATA: %ld wrong elements\n", program.name, total_wrong);
-        else
-            printf("%s: %s version, 2 ranks, all data right\n", program.name,
-                   v == CURRENT ? "current" : "first");
-    }
-    if (total_wrong)
-        status = PUB_EXIT_FAILURE;
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return status;
+    return pub_finish(&program, rank, csv, o.csv, total_wrong,
+                      v == CURRENT ? "current version, 2 ranks" : "first version, 2 ranks", status);
 }

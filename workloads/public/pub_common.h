@@ -249,6 +249,37 @@ static inline int pub_csv_close(const pub_program *prog, FILE *f, const char *pa
     return 0;
 }
 
+/* A size range of whole doubles (-b, -e): 0, or the usage error's status. */
+static inline int pub_check_doubles(const pub_program *prog, int rank, const pub_options *o)
+{
+    if (o->first < 8 || o->first % 8)
+        return pub_usage_error(prog, rank, "-b must be a positive multiple of 8 bytes");
+    if (o->last < o->first)
+        return pub_usage_error(prog, rank, "-e must not be below -b");
+    return 0;
+}
+
+/* The end every program shares: rank 0 closes its CSV and says whether every
+ * element was right (`job` names the run: "2 ranks", ...); every rank then
+ * returns rank 0's status, failed on wrong data. */
+static inline int pub_finish(const pub_program *prog, int rank, FILE *csv, const char *csv_path,
+                             long total_wrong, const char *job, int status)
+{
+    if (rank == 0) {
+        if (pub_csv_close(prog, csv, csv_path) != 0)
+            status = PUB_EXIT_FAILURE;
+        if (total_wrong)
+            printf("%s: WRONG DATA: %ld wrong elements\n", prog->name, total_wrong);
+        else
+            printf("%s: %s, all data right\n", prog->name, job);
+    }
+    if (total_wrong)
+        status = PUB_EXIT_FAILURE;
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return status;
+}
+
 /* The sum of every rank's count of wrong elements. */
 static inline long pub_sum_wrong(long mine)
 {

@@ -124,10 +124,8 @@ int main(int argc, char **argv)
     if (status == 0) {
         if (nprocs != 2)
             status = pub_usage_error(&program, rank, "runs on 2 ranks (p2run -n 2)");
-        else if (o.first < 8 || o.first % 8)
-            status = pub_usage_error(&program, rank, "-b must be a positive multiple of 8 bytes");
-        else if (o.last < o.first)
-            status = pub_usage_error(&program, rank, "-e must not be below -b");
+        else
+            status = pub_check_doubles(&program, rank, &o);
     }
     const int stop = pub_start(status);
     if (stop >= 0)
@@ -160,17 +158,6 @@ int main(int argc, char **argv)
             }
         }
     }
-    if (rank == 0) {
-        if (pub_csv_close(&program, csv, o.csv) != 0)
-            status = PUB_EXIT_FAILURE;
-        if (total_wrong)
-            printf("%s: WRONG DATA: %ld wrong elements\n", program.name, total_wrong);
-        else
-            printf("%s: 2 ranks, all data right\n", program.name);
-    }
-    if (total_wrong)
-        status = PUB_EXIT_FAILURE;
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return status;
+    return pub_finish(&program, rank, csv, o.csv, total_wrong,
+                      "2 ranks", status);
 }
