@@ -15,7 +15,8 @@ using sc_core::sc_time;
 HostConfig HostConfig::make(const Params& p, const LinkConfig& slot) {
   HostConfig c;
   c.host = {ns(p.host_read_latency_ns), ns(p.host_write_latency_ns), p.host_read_gbps};
-  c.gpu = {ns(p.gpu_read_latency_ns), ns(p.gpu_write_latency_ns), p.gpu_read_gbps, p.gpu_write_gbps};
+  c.gpu = {ns(p.gpu_read_latency_ns), ns(p.gpu_write_latency_ns), p.gpu_read_gbps, p.gpu_write_gbps,
+           ns(p.gpu_read_flush_ns)};
   c.mmio_post = ns(p.mmio_post_latency_ns);
   c.load_return = ns(p.mmio_load_return_ns);
   c.pio_store_bytes = static_cast<uint32_t>(p.pio_store_bytes);
@@ -53,6 +54,7 @@ void Host::attach(LinkPort& port, const PortConfig& pc) {
     m.write_latency = t.write_latency;
     m.read_bytes_per_ns = t.read_bytes_per_ns;
     m.write_bytes_per_ns = t.write_bytes_per_ns;
+    m.read_flush = t.read_flush;
   };
   setup(rp.host_mem, memory_.host, memory_.host_size, pc.host ? *pc.host : config_.host);
   setup(rp.gpu_mem, memory_.gpu, memory_.gpu_size, pc.gpu ? *pc.gpu : config_.gpu);
@@ -219,14 +221,20 @@ void Host::tlp_arrived(LinkPort& port, TlpPtr tlp) {
         return;
       }
       // Posted writes stay in order: none becomes visible before an older one.
-      sc_time visible = sim_time() + m->write_latency;
+      // A memory that serves its requests in order (read_flush) takes none
+      // before the read ahead of it is answered.
+      const sc_time arrived = std::max(sim_time(), m->answered);
+      sc_time visible = arrived + m->write_latency;
+      sc_time taken = arrived;
       if (m->write_bytes_per_ns > 0) {
         // The memory takes the bytes at its write rate; the link's credits
         // come back as it does, so a faster sender is held back.
-        sc_time start = std::max(sim_time(), m->write_free);
+        sc_time start = std::max(arrived, m->write_free);
         m->write_free = start + sc_time(tlp->length / m->write_bytes_per_ns, sc_core::SC_NS);
+        taken = m->write_free;
         visible = std::max(visible, m->write_free);
       }
+      m->write_taken = std::max(m->write_taken, taken);
       if (!rp.writes_due.empty()) visible = std::max(visible, rp.writes_due.last_due());
       if (m == &rp.host_mem) rp.host_visible = visible;
       rp.writes_due.push(visible, std::move(tlp));
@@ -297,6 +305,10 @@ void Host::serve_read(RootPort& rp, TlpPtr req) {
   sc_time start = std::max(sim_time() + engine.read_latency, engine.read_free);
   // A read never passes a posted write that arrived before it.
   if (!rp.writes_due.empty()) start = std::max(start, rp.writes_due.last_due());
+  // A GPU answers a read behind writes only once it has drained them into
+  // its memory (gpu_read_flush_ns); until then nothing behind the read moves.
+  if (m && m->read_flush > sc_core::SC_ZERO_TIME && m->write_taken > sc_core::SC_ZERO_TIME)
+    start = std::max(start, m->write_taken + m->read_flush);
   // External GPU memory is fetched once per request, the same bytes the
   // completions would have carried from the arena; a device that refuses the
   // read aborts it (the DMA fails) rather than returning wrong bytes.
@@ -338,6 +350,7 @@ void Host::serve_read(RootPort& rp, TlpPtr req) {
     engine.completions.push(ready, std::move(cpl));
   }
   engine.read_free = ready;
+  if (m->read_flush > sc_core::SC_ZERO_TIME) m->answered = ready;
 }
 
 void Host::on_completions_due() {

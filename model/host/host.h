@@ -63,6 +63,9 @@ struct HostConfig {
     sc_core::sc_time read_latency, write_latency;
     double read_bytes_per_ns = 0;
     double write_bytes_per_ns = 0;  // 0: writes never limit
+    // A read behind posted writes waits this long after the last was taken,
+    // and later writes wait behind the read (gpu_read_flush_ns); 0: neither.
+    sc_core::sc_time read_flush;
   };
   MemoryTiming host, gpu;
   sc_core::sc_time mmio_post;     // CPU store or load to its TLP leaving the root port
@@ -147,6 +150,9 @@ class Host : public sc_core::sc_module, public LinkClient {
     }
     sc_core::sc_time read_free;       // read data path busy until
     sc_core::sc_time write_free;      // write data path busy until
+    sc_core::sc_time read_flush;      // MemoryTiming::read_flush
+    sc_core::sc_time write_taken;     // the last write taken by the memory
+    sc_core::sc_time answered;        // the last read answered: writes behind it wait
     TimedQueue<TlpPtr> completions;   // answers in the order they leave
   };
   struct RootPort {

@@ -131,7 +131,7 @@ IbNetwork::IbNetwork(const Topology& topo, int line, const Params& params,
   port.cpu_windows = {{IB_REGS_OFFSET, IB_REGS_SIZE}};
   port.max_cpl_bytes = static_cast<uint32_t>(params.ib_host_cpl_bytes);
   HostConfig::MemoryTiming gpu{ns(params.ib_gpu_read_latency_ns), ns(params.gpu_write_latency_ns),
-                               params.ib_gpu_read_gbps};
+                               params.ib_gpu_read_gbps, 0, ns(params.gpu_read_flush_ns)};
   port.gpu = gpu;
   for (unsigned i = 0; i < n; ++i) {
     const std::string node = "node" + std::to_string(i);

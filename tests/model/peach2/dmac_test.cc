@@ -407,5 +407,55 @@ TEST(Dmac, GpuMemoryIsASourceAndADestination) {
   });
 }
 
+// gpu_read_flush_ns: node 0 reads its GPU while node 1 writes into it. Alone
+// a read pays nothing; behind the writes each read waits for their drain
+// and the writes behind it for the read, so an exchange takes turns. One
+// cluster (SystemC elaborates once per process) runs a one-way transfer,
+// then an exchange; every byte lands both ways.
+std::pair<sc_time, sc_time> one_way_then_exchange(const Params& p) {
+  std::pair<sc_time, sc_time> took;
+  with_cluster(make_ring(2), p, [&](Driver& d) {
+    constexpr uint32_t kLen = 64 * 1024;
+    Host* h[2] = {&d.cluster().host(0), &d.cluster().host(1)};
+    for (unsigned n = 0; n < 2; ++n) fill_pattern(h[n]->translate(gpu_addr(n, 0x100000), kLen), kLen, 50 + n);
+    uint64_t runs[2] = {0, 0};
+    for (unsigned senders : {1u, 2u}) {
+      const uint64_t written[2] = {h[0]->stats().write_bytes, h[1]->stats().write_bytes};
+      const uint64_t dst = 0x200000 * senders;
+      const sc_time t0 = sc_time_stamp();
+      for (unsigned n = 0; n < senders; ++n) {
+        d.put_desc(host_addr(n, kDescArea), desc(gpu_addr(n, 0x100000), gpu_addr(1 - n, dst), kLen));
+        d.start_chain(n, 0, host_addr(n, kDescArea));
+      }
+      for (unsigned n = 0; n < senders; ++n) EXPECT_EQ(d.wait_channel(n, 0, runs[n]++), P2_DMA_IDLE);
+      d.wait_until([&] {
+        return h[1]->stats().write_bytes >= written[1] + kLen &&
+               h[0]->stats().write_bytes >= written[0] + (senders - 1) * kLen;
+      });
+      (senders == 1 ? took.first : took.second) = sc_time_stamp() - t0;
+      for (unsigned n = 0; n < senders; ++n)
+        EXPECT_EQ(0, std::memcmp(h[1 - n]->translate(gpu_addr(1 - n, dst), kLen),
+                                 h[n]->translate(gpu_addr(n, 0x100000), kLen), kLen));
+    }
+  });
+  return took;
+}
+
+TEST(Host, GpuExchangeWithoutReadFlushRunsAsFastAsOneWay) {
+  auto [one_way, exchange] = one_way_then_exchange(Params{});
+  EXPECT_LT(exchange, one_way * 1.2);
+  EXPECT_EQ(one_way, sc_time(25217560, sc_core::SC_PS)) << one_way;  // golden
+}
+
+TEST(Host, GpuReadsBehindWritesWaitForTheirDrain) {
+  Params p;
+  p.gpu_read_flush_ns = 900;
+  auto [one_way, exchange] = one_way_then_exchange(p);
+  EXPECT_EQ(one_way, sc_time(25217560, sc_core::SC_PS)) << one_way;  // as without: no write ahead of a read
+  // 128 reads of 512 B each, about one flush apiece.
+  EXPECT_GT(exchange, sc_time(128 * 900, sc_core::SC_NS));
+  EXPECT_LT(exchange, sc_time(128 * 900 * 2, sc_core::SC_NS));
+}
+
 }  // namespace
 }  // namespace p2::test
