@@ -14,7 +14,7 @@ using sc_core::sc_time;
 
 HostConfig HostConfig::make(const Params& p, const LinkConfig& slot) {
   HostConfig c;
-  c.host = {ns(p.host_read_latency_ns), ns(p.host_write_latency_ns), p.host_read_gbps};
+  c.host = {ns(p.host_read_latency_ns), ns(p.host_write_latency_ns), p.host_read_gbps, 0, sc_core::SC_ZERO_TIME};  // DDIO: no drain
   c.gpu = {ns(p.gpu_read_latency_ns), ns(p.gpu_write_latency_ns), p.gpu_read_gbps, p.gpu_write_gbps,
            ns(p.gpu_read_flush_ns)};
   c.mmio_post = ns(p.mmio_post_latency_ns);
