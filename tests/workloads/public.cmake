@@ -12,11 +12,15 @@ set(pub_dir ${CMAKE_BINARY_DIR}/workloads/public)
 set(pub_out ${CMAKE_CURRENT_BINARY_DIR}/public)
 file(MAKE_DIRECTORY ${pub_out})
 
-# public_test(NAME RANKS n ARGS args... [EXIT n] [MATCH re...] [ROW re ROWS n]
-#             [CSV file lines row-re])
+# public_test(NAME RANKS n ARGS args... [PARAMS file] [EXIT n] [MATCH re...]
+#             [ROW re ROWS n] [CSV file lines row-re])
 function(public_test name)
-  cmake_parse_arguments(T "" "RANKS;EXIT;ROW;ROWS" "ARGS;MATCH;CSV" ${ARGN})
-  set(command $<TARGET_FILE:p2run> --timeout 60 -n ${T_RANKS} -- ${T_ARGS})
+  cmake_parse_arguments(T "" "RANKS;EXIT;ROW;ROWS;PARAMS" "ARGS;MATCH;CSV" ${ARGN})
+  set(command $<TARGET_FILE:p2run> --timeout 60 -n ${T_RANKS})
+  if(T_PARAMS)
+    list(APPEND command --params ${T_PARAMS})
+  endif()
+  list(APPEND command -- ${T_ARGS})
   list(JOIN command "::" command)
   set(defs "-DCOMMAND=${command}" "-DREJECT=WRONG::rror")
   if(DEFINED T_EXIT)
@@ -70,6 +74,14 @@ public_test(allgather_16 RANKS 16
   MATCH "pub_allgather: 16 ranks, all data right"
   ROW "\n +[0-9]+ +[0-9]+ +2 +[0-9.]+ +0" ROWS 5
   CSV ${pub_out}/allgather_16.csv 6 "^16,(16|32|64|128|256),[0-9]+,2,[0-9.]+,0$")
+# The same on the 2018 machine (topologies/hapacs-2018.params), where every
+# node's GPU reads and writes take turns (gpu_read_flush_ns): the turns must
+# hold no byte back and lose none.
+public_test(allgather_16_2018 RANKS 16 PARAMS ${P2_SOURCE_DIR}/topologies/hapacs-2018.params
+  ARGS ${pub_dir}/pub_allgather -b 16 -e 4K -n 2 -w 1 --csv ${pub_out}/allgather_16_2018.csv
+  MATCH "pub_allgather: 16 ranks, all data right"
+  ROW "\n +[0-9]+ +[0-9]+ +2 +[0-9.]+ +0" ROWS 9
+  CSV ${pub_out}/allgather_16_2018.csv 10 "^16,(16|32|64|128|256|512|1024|2048|4096),[0-9]+,2,[0-9.]+,0$")
 
 # Broadcast on 8 ranks to 1 KB: every rank's copy right.
 public_test(bcast_8 RANKS 8
