@@ -85,7 +85,7 @@ def plot(out_dir, cid, case, result):
         pts = sweep(os.path.join(out_dir, f"{cid}.{k + 1}.csv"), select, metric)
         if not pts:
             continue
-        label = run.split("--", 1)[1].split()[0] + (f" ({select})" if select != "-" else "")
+        label = workload(run) + (f" ({select})" if select != "-" else "")
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
                 label=f"model: {label}")
         if not crossover:
@@ -111,9 +111,16 @@ def plot(out_dir, cid, case, result):
     plt.close(fig)
 
 
+def program_words(run):
+    """What follows p2run's own options in a run string, from the workload on
+    ("--params F -n 2 -- public/pub_pingpong -b 8" -> [public/pub_pingpong, -b, 8])."""
+    words = run.split()
+    return words[words.index("--") + 1:]
+
+
 def workload(run):
     """The workload of a run string ("-n 2 -- public/pub_pingpong -b 8" -> public/pub_pingpong)."""
-    return run.split("--", 1)[1].split()[0]
+    return program_words(run)[0]
 
 
 def shared_sweeps(table_cases, results):
@@ -164,7 +171,7 @@ def plot_sweeps(out_dir, name, sweeps, table_cases, sources, verdicts, hardware)
     for run, ids in sweeps:
         _, _, unit, _, runs = table_cases[ids[0]]
         metric = runs[0][1]
-        args = run.split("--", 1)[1].split()[1:]
+        args = program_words(run)[1:]
         variant = args[args.index("--variant") + 1] if "--variant" in args else ""
         if variant not in variants:
             variants.append(variant)
