@@ -76,6 +76,7 @@ static void measure(size_t bytes, const pub_options *o, int rank, int nprocs, in
     PUB_CHECK_TCA(tcaCreateHandle(&send_handle, gpu_send, bytes, tcaMemoryGPU));
     tcaHandle *whole_of = pub_gather_handles(gpu_whole, whole_bytes, nprocs);
 
+    _Static_assert(TCA_DMA_CHANNELS >= 4, "16 ranks take 4 steps, one channel each");
     tcaDesc *step_chain[TCA_DMA_CHANNELS];
     for (int s = 0; s < steps; s++) {
         step_chain[s] = tcaDescNew();
@@ -135,19 +136,15 @@ static void measure(size_t bytes, const pub_options *o, int rank, int nprocs, in
 int main(int argc, char **argv)
 {
     int rank, nprocs;
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    pub_mpi_init(&argc, &argv, &rank, &nprocs);
     pub_options o = {.first = 16, .last = 512u << 10, .iters = 100, .warmup = 50};
     int status = pub_parse_options(&program, argc, argv, &o, rank);
     int steps = 0;
     while ((1 << steps) < nprocs)
         steps++;
     if (status == 0) {
-        if (nprocs < 2 || (1 << steps) != nprocs || steps > TCA_DMA_CHANNELS)
-            status = pub_usage_error(&program, rank, "runs on 2, 4, 8 or 16 ranks (p2run -n R)");
-        else
+        status = pub_check_pow2_ranks(&program, rank, nprocs);
+        if (status == 0)
             status = pub_check_doubles(&program, rank, &o);
     }
     const int stop = pub_start(status);

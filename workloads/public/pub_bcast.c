@@ -123,16 +123,12 @@ static void measure(size_t bytes, const pub_options *o, int rank, int nprocs, do
 int main(int argc, char **argv)
 {
     int rank, nprocs;
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    pub_mpi_init(&argc, &argv, &rank, &nprocs);
     pub_options o = {.first = 8, .last = 64u << 10, .iters = 1000, .warmup = 50};
     int status = pub_parse_options(&program, argc, argv, &o, rank);
     if (status == 0) {
-        if (nprocs < 2 || nprocs > 16 || (nprocs & (nprocs - 1)))
-            status = pub_usage_error(&program, rank, "runs on 2, 4, 8 or 16 ranks (p2run -n R)");
-        else
+        status = pub_check_pow2_ranks(&program, rank, nprocs);
+        if (status == 0)
             status = pub_check_doubles(&program, rank, &o);
     }
     const int stop = pub_start(status);

@@ -158,10 +158,7 @@ static void measure(int n, variant v, const pub_options *o, int rank, double *on
 int main(int argc, char **argv)
 {
     int rank, nprocs;
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    pub_mpi_init(&argc, &argv, &rank, &nprocs);
     pub_options o = {.first = 2, .last = 512, .iters = 100, .warmup = 10, .variant = "current"};
     int status = pub_parse_options(&program, argc, argv, &o, rank);
     variant v = CURRENT;

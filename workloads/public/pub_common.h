@@ -197,12 +197,32 @@ static inline int pub_parse_options(const pub_program *prog, int argc, char **ar
     return 0;
 }
 
+/* MPI up, as the public programs begin (stdout line-buffered so the ranks'
+ * lines come whole); this rank and the number of ranks. */
+static inline void pub_mpi_init(int *argc, char ***argv, int *rank, int *nprocs)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, nprocs);
+}
+
 /* Says on rank 0 that `what` is wrong with the options; returns PUB_EXIT_USAGE. */
 static inline int pub_usage_error(const pub_program *prog, int rank, const char *what)
 {
     if (rank == 0)
         fprintf(stderr, "%s: %s\n%s", prog->name, what, prog->usage);
     return PUB_EXIT_USAGE;
+}
+
+/* The allgather's and the broadcast's rank counts: a power of two, 2 to 16
+ * (the allgather takes one DMAC channel a step); else a usage error on rank
+ * 0. 0 when good. */
+static inline int pub_check_pow2_ranks(const pub_program *prog, int rank, int nprocs)
+{
+    if (nprocs < 2 || nprocs > 16 || (nprocs & (nprocs - 1)))
+        return pub_usage_error(prog, rank, "runs on 2, 4, 8 or 16 ranks (p2run -n R)");
+    return 0;
 }
 
 /* After the options were checked (`status`: 0 good, < 0 help shown, else a

@@ -115,10 +115,7 @@ static void measure(size_t bytes, const pub_options *o, int rank, double *one_wa
 int main(int argc, char **argv)
 {
     int rank, nprocs;
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    pub_mpi_init(&argc, &argv, &rank, &nprocs);
     pub_options o = {.first = 8, .last = 4u << 20, .iters = 500, .warmup = 10};
     int status = pub_parse_options(&program, argc, argv, &o, rank);
     if (status == 0) {

@@ -210,19 +210,23 @@ TEST(Dmac, NotificationsArriveWithSlotAndTagBehindTheData) {
   });
 }
 
+// Node 0 runs one 8-byte transfer to node 1 raising (slot, tag) there, and
+// waits until the notification has landed (or been dropped).
+void send_notification(Driver& d, unsigned slot, unsigned tag) {
+  p2_desc x = desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 8, P2_DESC_NOTIFY);
+  x.wait_slot = static_cast<uint16_t>(slot);
+  x.wait_tag = tag;
+  d.put_desc(host_addr(0, kDescArea), x);
+  uint64_t runs = d.peek(0, P2_REG_DMA(0, P2_DMA_RUNS));
+  d.start_chain(0, 0, host_addr(0, kDescArea));
+  d.wait_channel(0, 0, runs);
+  sc_core::wait(sc_core::sc_time(2, sc_core::SC_US));
+}
+
 TEST(Dmac, NotificationRingDropsWhenFullAndResumesAfterTail) {
   with_cluster(make_ring(2), Params{}, [](Driver& d) {
     d.setup_ring(1, 2);
-    auto send = [&](unsigned slot, unsigned tag) {
-      p2_desc x = desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 8, P2_DESC_NOTIFY);
-      x.wait_slot = static_cast<uint16_t>(slot);
-      x.wait_tag = tag;
-      d.put_desc(host_addr(0, kDescArea), x);
-      uint64_t runs = d.peek(0, P2_REG_DMA(0, P2_DMA_RUNS));
-      d.start_chain(0, 0, host_addr(0, kDescArea));
-      d.wait_channel(0, 0, runs);
-      wait(sc_core::sc_time(2, sc_core::SC_US));  // let the notification land or drop
-    };
+    auto send = [&](unsigned slot, unsigned tag) { send_notification(d, slot, tag); };
     send(63, 0xffff);
     send(1, 2);
     send(4, 5);  // the ring of two is full: dropped
@@ -247,16 +251,7 @@ TEST(Dmac, NotificationTableKeepsEntriesUntilPoppedAndOverflowsToTheRing) {
   with_cluster(make_ring(2), p, [](Driver& d) {
     d.setup_ring(1, 16);
     d.mmio(1, P2_REG_NOTIFY_TABLE_ON, 1);
-    auto send = [&](unsigned slot, unsigned tag) {
-      p2_desc x = desc(host_addr(0, kSrcArea), host_addr(1, kDstArea), 8, P2_DESC_NOTIFY);
-      x.wait_slot = static_cast<uint16_t>(slot);
-      x.wait_tag = tag;
-      d.put_desc(host_addr(0, kDescArea), x);
-      uint64_t runs = d.peek(0, P2_REG_DMA(0, P2_DMA_RUNS));
-      d.start_chain(0, 0, host_addr(0, kDescArea));
-      d.wait_channel(0, 0, runs);
-      wait(sc_core::sc_time(2, sc_core::SC_US));  // let the notification land
-    };
+    auto send = [&](unsigned slot, unsigned tag) { send_notification(d, slot, tag); };
     auto read = [&](uint64_t reg) {
       bool done = false;
       uint64_t got = 0;
