@@ -419,6 +419,7 @@ int main(int argc, char **argv)
     sigaddset(&jr.signals, SIGHUP);
     sigprocmask(SIG_BLOCK, &jr.signals, &jr.old_mask);
 
+    adopt_orphans();
     int status = run_job(&jr);
     terminate_all(&jr);
     if (jr.job) {

@@ -135,6 +135,9 @@ double now_s(void);
 pid_t spawn(job_run *jr, char **argv, int death_signal, int rank);
 int wait_signal(job_run *jr, long ms);
 int reap(job_run *jr, void (*on_exit)(job_run *, child *, int rank));
+/* Makes p2run the subreaper of everything the job starts, so that an orphan
+ * (a daemon that left the job's groups) is p2run's to end. */
+void adopt_orphans(void);
 void terminate_all(job_run *jr);
 int exit_code(int st);
 int failed(int st);

@@ -165,17 +165,32 @@ static int our_group(const job_run *jr, pid_t pgid)
     return 0;
 }
 
-/* Whether a process of one of our children's groups is still there and not
- * a zombie (a leader, our unreaped child, may be one). Only /proc tells them
- * apart. */
-static int groups_running(const job_run *jr)
+/* Whether `pid` is one of the children p2run started (the simulator, a rank). */
+static int tracked(const job_run *jr, pid_t pid)
+{
+    if (pid == jr->sim.pid)
+        return 1;
+    for (int i = 0; i < jr->nchildren; i++)
+        if (pid == jr->ranks[i].pid)
+            return 1;
+    return 0;
+}
+
+/* The job's processes left besides the children p2run tracks, not counting
+ * zombies (a leader, our unreaped child, may be one); only /proc tells them.
+ * They are those of our children's process groups, and those p2run adopted
+ * as their subreaper (orphans whatever their session or group: a daemon's
+ * setsid and second fork); the adopted ones get `sig` (0: none) and, once
+ * dead, are reaped here. */
+static int strays_left(const job_run *jr, int sig)
 {
     DIR *d = opendir("/proc");
     if (!d)
         return 0;
-    int found = 0;
+    const pid_t self = getpid();
+    int left = 0;
     struct dirent *e;
-    while (!found && (e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
             continue;
         char path[300], buf[512];
@@ -189,11 +204,21 @@ static int groups_running(const job_run *jr)
         char *comm_end = strrchr(buf, ')'); /* the command name may hold anything */
         char state;
         int ppid, pgrp;
-        found = comm_end && sscanf(comm_end + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 &&
-                state != 'Z' && state != 'X' && our_group(jr, pgrp);
+        if (!comm_end || sscanf(comm_end + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+            continue;
+        const pid_t pid = (pid_t)atoi(e->d_name);
+        const int adopted = ppid == self && !tracked(jr, pid);
+        if (state == 'Z' || state == 'X') {
+            if (adopted)
+                waitpid(pid, NULL, WNOHANG);
+            continue;
+        }
+        if (adopted && sig)
+            kill(pid, sig);
+        left += adopted || our_group(jr, pgrp);
     }
     closedir(d);
-    return found;
+    return left;
 }
 
 /* Signals every child's process group: what a rank forked goes too, even
@@ -207,17 +232,26 @@ static void signal_groups(const job_run *jr, int sig)
             kill(-jr->ranks[i].pid, sig);
 }
 
-/* Ends every remaining process of the job: SIGTERM to each child's group, a
- * grace period, SIGKILL; then reaps the children. */
+void adopt_orphans(void)
+{
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+/* Ends every remaining process of the job: SIGTERM to each child's group and
+ * to each adopted orphan, a grace period, SIGKILL; then reaps the children. */
 void terminate_all(job_run *jr)
 {
     signal_groups(jr, SIGTERM);
     double deadline = now_s() + P2RUN_GRACE_MS / 1000.0;
-    while ((live_children(jr) || groups_running(jr)) && now_s() < deadline) {
+    /* `|`, not `||`: the strays get their SIGTERM whatever the children do. */
+    while ((live_children(jr) | strays_left(jr, SIGTERM)) && now_s() < deadline) {
         wait_signal(jr, P2RUN_POLL_MS / 5);
         reap(jr, NULL);
     }
     signal_groups(jr, SIGKILL);
+    /* A killed orphan's own children come to p2run in turn: a few rounds. */
+    for (int round = 0; round < 20 && strays_left(jr, SIGKILL); round++)
+        wait_signal(jr, P2RUN_POLL_MS / 5);
     for (int i = -1; i < jr->nchildren; i++) {
         child *c = i < 0 ? &jr->sim : &jr->ranks[i];
         if (c->pid > 0)

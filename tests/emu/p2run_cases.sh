@@ -329,6 +329,14 @@ grandchild)
     expect_rc 0
     expect_faster 10
     expect_clean
+    # Issue 36: a daemon leaves every group of the job: a child that calls
+    # setsid() and forks again, its parent gone (setsid -f forks, the new
+    # session's shell starts sleep and exits). p2run adopts such orphans
+    # (it is its descendants' subreaper) and ends them with the job.
+    run -n 2 --timeout 20 -- /bin/sh -c 'setsid -f /bin/sh -c "sleep 300 & exit 0"; sleep 0.2; exit 0'
+    expect_rc 0
+    expect_faster 10
+    expect_clean
     # A rank that forked and then failed: the job ends with its status.
     run -n 2 --timeout 20 -- /bin/sh -c 'sleep 300 & exec "$0"' "$BIN/emu_crash"
     expect_rc 7
