@@ -5,7 +5,8 @@
  * loop that waits for the clock to move by reading it. Prints what it read.
  *   emu_clocks          under --clock model: every clock is the rank's
  *                       virtual one (REALTIME from 2014-01-01), and checks it
- *   emu_clocks host     under --clock cpu: every clock is the host's
+ *   emu_clocks cpu      under --clock cpu: every clock is still the rank's
+ *                       (which then holds the CPU time the rank spent too)
  * Exit 0 when every check holds; each failure is named on stderr. */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -37,34 +38,41 @@ static int64_t ns_of(const struct timespec *ts)
     return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
-/* The host's clock, from the kernel: what the C library would say. */
-static int64_t host_ns(clockid_t id)
-{
-    struct timespec ts;
-    syscall(SYS_clock_gettime, id, &ts);
-    return ns_of(&ts);
-}
-
 int main(int argc, char **argv)
 {
-    const int host = argc > 1 && strcmp(argv[1], "host") == 0;
+    const int cpu = argc > 1 && strcmp(argv[1], "cpu") == 0;
     const int rank = p2_rank();
     if (rank < 0)
         return 1;
-    if (host) {
-        /* --clock cpu: the host's clocks, whoever calls */
-        struct timespec m, r;
-        struct timeval tv;
-        clock_gettime(CLOCK_MONOTONIC, &m);
+    if (cpu) {
+        /* --clock cpu: the rank's clock still, the CPU time it spent added,
+         * so reads agree with p2_wtime to that time (well under a second)
+         * and modelled work moves them by at least its cost. */
+        const double w0 = p2_wtime();
+        struct timespec m0, m1, r;
+        struct timeval tv0, tv1;
+        clock_gettime(CLOCK_MONOTONIC, &m0);
         clock_gettime(CLOCK_REALTIME, &r);
-        gettimeofday(&tv, NULL);
-        int64_t hm = host_ns(CLOCK_MONOTONIC), hr = host_ns(CLOCK_REALTIME);
-        CHECK(hm - ns_of(&m) >= 0 && hm - ns_of(&m) < 1000000000LL,
-              "CLOCK_MONOTONIC %lld is not the host's %lld", (long long)ns_of(&m), (long long)hm);
-        CHECK(hr - ns_of(&r) >= 0 && hr - ns_of(&r) < 1000000000LL,
-              "CLOCK_REALTIME %lld is not the host's %lld", (long long)ns_of(&r), (long long)hr);
-        CHECK(tv.tv_sec > 1600000000, "gettimeofday %lld s is not the host's", (long long)tv.tv_sec);
-        printf("rank %d: host clocks: %s\n", rank, failures ? "wrong" : "right");
+        gettimeofday(&tv0, NULL);
+        p2_compute(2.5e-3);
+        clock_gettime(CLOCK_MONOTONIC, &m1);
+        gettimeofday(&tv1, NULL);
+        const int64_t t0 = (int64_t)(w0 * 1e9 + 0.5), moved = ns_of(&m1) - ns_of(&m0);
+        CHECK(ns_of(&m0) >= t0 && ns_of(&m0) < t0 + 1000000000LL,
+              "CLOCK_MONOTONIC %lld ns where p2_wtime read %lld ns", (long long)ns_of(&m0),
+              (long long)t0);
+        CHECK(r.tv_sec >= EPOCH_S && r.tv_sec < EPOCH_S + 60,
+              "CLOCK_REALTIME %lld s: not the virtual epoch plus the rank's clock",
+              (long long)r.tv_sec);
+        CHECK(tv0.tv_sec >= EPOCH_S && tv0.tv_sec < EPOCH_S + 60,
+              "gettimeofday %lld s: not the virtual epoch plus the rank's clock",
+              (long long)tv0.tv_sec);
+        CHECK(moved >= 2500000 && moved < 1000000000LL,
+              "CLOCK_MONOTONIC moved %lld ns over 2.5 ms of compute", (long long)moved);
+        const int64_t dus = ((int64_t)tv1.tv_sec - tv0.tv_sec) * 1000000 + (tv1.tv_usec - tv0.tv_usec);
+        CHECK(dus >= 2500 && dus < 1000000, "gettimeofday moved %lld us over 2.5 ms of compute",
+              (long long)dus);
+        printf("rank %d: the rank's clocks under --clock cpu: %s\n", rank, failures ? "wrong" : "right");
         return failures ? 1 : 0;
     }
 

@@ -3,18 +3,19 @@
  * timespec_get give the rank's virtual clock to the program's own calls.
  *
  * Programs time themselves with the C library's clocks as often as with
- * MPI_Wtime (NetPIPE, prebuilt, with gettimeofday). Under --clock=model (and
- * =instructions) a call from the program's own code reads the rank's clock
- * as MPI_Wtime does (p2_rt_read_clock: reads in a loop with no modelled work
- * between them cost mpi_wtime_ns, so a loop that waits for the clock to move
- * ends):
+ * MPI_Wtime (NetPIPE, prebuilt, with gettimeofday). Under every --clock (model,
+ * cpu, instructions: one rule, so a program's own timers and its simulated
+ * time never disagree) a call from the program's own code reads the rank's
+ * clock as MPI_Wtime does (p2_rt_read_clock: reads in a loop with no modelled
+ * work between them cost mpi_wtime_ns, so a loop that waits for the clock to
+ * move ends; under cpu the clock also holds the CPU time the rank spent):
  *   CLOCK_MONOTONIC, _RAW, _COARSE, CLOCK_BOOTTIME   the rank's clock, from
  *                      0 when it attached (what MPI_Wtime returns);
  *   CLOCK_REALTIME, _COARSE, gettimeofday, time, timespec_get(TIME_UTC)
  *                      the same plus a fixed epoch, P2_REALTIME_EPOCH_S
  *                      (2014-01-01 00:00:00 UTC), alike on every run.
- * Every other clock (CPU-time clocks, CLOCK_TAI, ...), every call under
- * --clock=cpu or without p2run, and every call from code that is not the
+ * Every other clock (CPU-time clocks, CLOCK_TAI, ...), every call without
+ * p2run, and every call from code that is not the
  * program's get the host's clocks: the emulator's runtime and layers time
  * their own waits and timeouts in host time (and read it through rt_meter.c's
  * pointer, never these symbols), and so do Open MPI, its libraries and the
@@ -122,7 +123,7 @@ static int read_virtual(clockid_t id, const void *caller, uint64_t *ps, long lon
     if (!virtual_clock(id, epoch) || !program_code(caller))
         return 0;
     p2_rt *r = p2_rt_get();
-    if (!r || r->job->clock_mode == P2_CLOCK_CPU)
+    if (!r)
         return 0;
     *ps = p2_rt_read_clock(r, p2_ns_ps(r->prm.mpi_wtime_ns));
     return 1;
