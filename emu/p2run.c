@@ -197,12 +197,21 @@ static int check_job(job_run *jr, char *topology, char *sim)
                        !find_mpi_layer("--launcher mpirun: the MPI layer", jr->mpi_layer,
                                        sizeof jr->mpi_layer)))
         return P2RUN_NOEXEC;
+    /* The layer goes into every rank that may start MPI: a program that links
+     * Open MPI, and one that may load it at run time (python3 importing
+     * mpi4py, a script that starts an MPI program), in which the layer's
+     * runtime attaches only when MPI starts (lib/src/rt/rt_process.c). */
     char prog[PATH_MAX];
-    if (!jr->mpirun && find_program(o->program[0], prog, sizeof prog) && links_mpi(prog) &&
+    mpi_use use = jr->mpirun || !find_program(o->program[0], prog, sizeof prog)
+                      ? MPI_USE_NONE
+                      : program_mpi_use(prog);
+    if (use == MPI_USE_LINKED &&
         !find_mpi_layer("an MPI program: the MPI layer", jr->mpi_layer, sizeof jr->mpi_layer))
         return P2RUN_NOEXEC;
-    /* MPI messages move over the InfiniBand rail: MPI programs get the
-     * cluster with both networks by default. */
+    if (use == MPI_USE_MAYBE && !find_mpi_layer(NULL, jr->mpi_layer, sizeof jr->mpi_layer))
+        jr->mpi_layer[0] = '\0'; /* built without Open MPI: nothing to preload */
+    /* MPI messages move over the InfiniBand rail: programs that may use MPI
+     * get the cluster with both networks by default. */
     if (!o->topology && !default_topology(jr->mpi_layer[0] ? P2RUN_DEFAULT_MPI_TOPOLOGY
                                                             : P2RUN_DEFAULT_TOPOLOGY,
                                           topology, PATH_MAX))

@@ -31,6 +31,10 @@ enum {
     P2RUN_NOEXEC = 127,
 };
 #define P2RUN_DEFAULT_TOPOLOGY "hapacs-tca-2x8.topo"
+/* What a rank that starts Open MPI outside the job reads (spawn). */
+#define P2RUN_SINGLETON_GUARD                                                                   \
+    "file:p2run: this rank started Open MPI's own MPI, outside the job: the virtual-time MPI "  \
+    "layer (libp2mpi.so) is not loaded in it (p2run --help: MPI programs)"
 #define P2RUN_DEFAULT_MPI_TOPOLOGY "hapacs-tca-2x8-ib.topo" /* MPI programs: PEACH2 + IB */
 /* How long ended processes get between SIGTERM and SIGKILL. */
 #define P2RUN_GRACE_MS 2000
@@ -110,7 +114,8 @@ const char *self_dir(void);
 int in_build_tree(void);
 
 /* p2run's own files: the default topology, a file shipped with p2run, the
- * simulator. 0 after a message naming every place looked in. */
+ * simulator. 0 after a message naming every place looked in (find_shipped:
+ * without one when `what` is NULL). */
 int default_topology(const char *name, char *out, size_t outlen);
 int find_shipped(const char *what, const char *env, const char *name, int mode,
                  const char *build_path, char *out, size_t outlen);
@@ -118,10 +123,16 @@ int find_simulator(char *out, size_t outlen);
 
 /* ---- The ranks' runtime (p2run_runtime.c) --------------------------------- */
 
-/* The MPI layer (libp2mpi.so), whether a program links Open MPI, and the
+/* The MPI layer (libp2mpi.so), how a program may use Open MPI, and the
  * LD_PRELOAD value that puts the layer first. */
 int find_mpi_layer(const char *why, char *out, size_t outlen);
-int links_mpi(const char *path);
+typedef enum {
+    MPI_USE_NONE,   /* an executable that neither links Open MPI nor loads libraries */
+    MPI_USE_LINKED, /* it, or a library it needs, links Open MPI */
+    MPI_USE_MAYBE   /* a script, or an executable that calls dlopen (python3): it
+                       may load Open MPI at run time */
+} mpi_use;
+mpi_use program_mpi_use(const char *path);
 const char *preload_value(const job_run *jr);
 
 /* --gpu: the ranks' CUDA runtime. 0, or the job's status. */

@@ -40,7 +40,7 @@ static void usage(FILE *out)
             "  -n N               ranks (1..%d), one per node of the topology\n"
             "  --topology FILE    cluster topology (default: %s from $P2_TOPOLOGY_DIR,\n"
             "                     else ../share/peach2sim/topologies beside p2run; for a\n"
-            "                     program linked with MPI, %s)\n"
+            "                     program that may use MPI, %s)\n"
             "  --map FILE         rank-to-node mapping (default: rank r on node r)\n"
             "  --routing POLICY   tie-break of equal-length paths (ring-split, the default;\n"
             "                     ring-first, s-first, balanced)\n"
@@ -61,7 +61,10 @@ static void usage(FILE *out)
             "                     (GPU memory in the model, no kernels), auto (default:\n"
             "                     emulated unless a GPU is usable)\n"
             "A program linked with Open MPI gets the virtual-time MPI layer (libp2mpi.so)\n"
-            "preloaded: its messages move over the modelled InfiniBand rail.\n",
+            "preloaded: its messages move over the modelled InfiniBand rail. So does one\n"
+            "that may load Open MPI at run time (a script, or a program that calls dlopen,\n"
+            "as python3 with mpi4py): the process that starts MPI is the rank, once. A rank\n"
+            "that starts Open MPI without the layer ends the job.\n",
             P2_JOB_MAX_RANKS, P2RUN_DEFAULT_TOPOLOGY, P2RUN_DEFAULT_MPI_TOPOLOGY);
 }
 
@@ -407,6 +410,10 @@ int find_shipped(const char *what, const char *env, const char *name, int mode,
                  const char *build_path, char *out, size_t outlen)
 {
     const char *set = getenv(env);
+    if (set && *set && !what) {
+        snprintf(out, outlen, "%s", set);
+        return access(out, mode) == 0;
+    }
     if (set && *set) {
         snprintf(out, outlen, "%s", set);
         char label[96];
@@ -429,6 +436,8 @@ int find_shipped(const char *what, const char *env, const char *name, int mode,
             return 1;
         searched_add(searched, sizeof searched, out);
     }
+    if (!what)
+        return 0;
     fprintf(stderr, "p2run: %s %s not found (looked in: %s); set %s to its path\n", what, name,
             searched[0] ? searched : "nowhere: p2run cannot tell where it lies", env);
     return 0;

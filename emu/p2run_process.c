@@ -83,6 +83,12 @@ pid_t spawn(job_run *jr, char **argv, int death_signal, int rank)
         setenv("P2_SIZE", v, 1);
         if (jr->mpi_layer[0])
             setenv("LD_PRELOAD", preload_value(jr), 1);
+        /* A rank that starts Open MPI's own MPI (the layer was kept out of
+         * it: a cleared LD_PRELOAD, a loader p2run could not see) would run
+         * as a one-rank job and exit 0. Open MPI's singleton start then asks
+         * for a server at this "file" and fails, naming it; the layer hides
+         * the variable from its own start (mpi/p2mpi_init.c). */
+        setenv("OMPI_MCA_ess_singleton_server", P2RUN_SINGLETON_GUARD, 1);
     }
     execvp(argv[0], argv);
     if (rank >= 0)

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,49 +37,154 @@ static int open_mpi_lib(const char *name)
            (strncmp(name, "libmpi_", 7) == 0 && strstr(name, ".so") != NULL);
 }
 
-/* 1 if the ELF executable at `path` links Open MPI (a DT_NEEDED libmpi.so or
- * one of its bindings): p2run then preloads the MPI layer into its ranks
- * without mpirun too. */
-int links_mpi(const char *path)
+/* The parts of a 64-bit ELF file that tell how it may use MPI. */
+typedef struct {
+    int needs_mpi;   /* a DT_NEEDED of Open MPI */
+    int needs_ours;  /* a DT_NEEDED of our runtime (libp2tca.so) */
+    int dynamic;     /* has a dynamic section (shared libraries get loaded) */
+    int calls_dlopen; /* imports dlopen: loads libraries it names at run time */
+    char interp[PATH_MAX]; /* PT_INTERP, the dynamic loader, or "" */
+} elf_facts;
+
+/* Reads `n` bytes at `off` into a new buffer (NUL-terminated), or NULL. */
+static void *read_at(FILE *f, uint64_t off, uint64_t n)
 {
-    int found = 0;
+    if (n > (1u << 26))
+        return NULL;
+    char *buf = calloc(n + 1, 1);
+    if (buf && (fseek(f, (long)off, SEEK_SET) != 0 || fread(buf, 1, n, f) != n)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Whether the symbol table `sym` (with its strings) imports `name`. */
+static int imports(const Elf64_Sym *sym, size_t nsym, const char *strs, size_t strsize,
+                   const char *name)
+{
+    for (size_t i = 0; i < nsym; i++)
+        if (sym[i].st_shndx == SHN_UNDEF && sym[i].st_name < strsize &&
+            strcmp(strs + sym[i].st_name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* 0 and `facts` filled, or -1 if `path` is no 64-bit ELF file we can read. */
+static int read_elf(const char *path, elf_facts *facts)
+{
+    memset(facts, 0, sizeof *facts);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return 0;
+        return -1;
     Elf64_Ehdr eh;
     if (fread(&eh, sizeof eh, 1, f) != 1 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
         eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
-        eh.e_shnum == 0 || eh.e_shnum > 4096) {
+        eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_shnum > 4096 || eh.e_phnum > 4096) {
         fclose(f);
-        return 0;
+        return -1;
     }
-    Elf64_Shdr *sh = calloc(eh.e_shnum, sizeof *sh);
-    if (sh && fseek(f, (long)eh.e_shoff, SEEK_SET) == 0 &&
-        fread(sh, sizeof *sh, eh.e_shnum, f) == eh.e_shnum) {
-        for (unsigned i = 0; i < eh.e_shnum && !found; i++) {
-            if (sh[i].sh_type != SHT_DYNAMIC || sh[i].sh_link >= eh.e_shnum)
-                continue;
-            const Elf64_Shdr *str = &sh[sh[i].sh_link];
-            size_t ndyn = sh[i].sh_size / sizeof(Elf64_Dyn);
-            if (ndyn > 65536 || str->sh_size > (1u << 24))
-                continue;
-            Elf64_Dyn *dyn = calloc(ndyn ? ndyn : 1, sizeof *dyn);
-            char *strs = calloc(str->sh_size + 1, 1);
-            if (dyn && strs && fseek(f, (long)sh[i].sh_offset, SEEK_SET) == 0 &&
-                fread(dyn, sizeof *dyn, ndyn, f) == ndyn &&
-                fseek(f, (long)str->sh_offset, SEEK_SET) == 0 &&
-                fread(strs, 1, str->sh_size, f) == str->sh_size)
-                for (size_t d = 0; d < ndyn && !found; d++)
-                    if (dyn[d].d_tag == DT_NEEDED && dyn[d].d_un.d_val < str->sh_size &&
-                        open_mpi_lib(strs + dyn[d].d_un.d_val))
-                        found = 1;
-            free(dyn);
-            free(strs);
+    Elf64_Phdr *ph = read_at(f, eh.e_phoff, (uint64_t)eh.e_phnum * sizeof *ph);
+    for (unsigned i = 0; ph && i < eh.e_phnum; i++)
+        if (ph[i].p_type == PT_INTERP && ph[i].p_filesz < sizeof facts->interp) {
+            char *interp = read_at(f, ph[i].p_offset, ph[i].p_filesz);
+            if (interp)
+                snprintf(facts->interp, sizeof facts->interp, "%s", interp);
+            free(interp);
         }
+    free(ph);
+    Elf64_Shdr *sh = read_at(f, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof *sh);
+    for (unsigned i = 0; sh && i < eh.e_shnum; i++) {
+        if ((sh[i].sh_type != SHT_DYNAMIC && sh[i].sh_type != SHT_DYNSYM) ||
+            sh[i].sh_link >= eh.e_shnum)
+            continue;
+        const Elf64_Shdr *str = &sh[sh[i].sh_link];
+        char *strs = read_at(f, str->sh_offset, str->sh_size);
+        void *data = read_at(f, sh[i].sh_offset, sh[i].sh_size);
+        if (strs && data && sh[i].sh_type == SHT_DYNAMIC) {
+            facts->dynamic = 1;
+            const Elf64_Dyn *dyn = data;
+            for (size_t d = 0; d < sh[i].sh_size / sizeof *dyn; d++)
+                if (dyn[d].d_tag == DT_NEEDED && dyn[d].d_un.d_val < str->sh_size) {
+                    facts->needs_mpi |= open_mpi_lib(strs + dyn[d].d_un.d_val);
+                    facts->needs_ours |= strncmp(strs + dyn[d].d_un.d_val, "libp2tca", 8) == 0;
+                }
+        } else if (strs && data)
+            facts->calls_dlopen |= imports(data, sh[i].sh_size / sizeof(Elf64_Sym), strs,
+                                           str->sh_size, "dlopen");
+        free(strs);
+        free(data);
     }
     free(sh);
     fclose(f);
+    return 0;
+}
+
+/* Whether a library the program needs, at any depth, is Open MPI's (liblammps.so
+ * linking libmpi, under an lmp that does not), as the program's own dynamic
+ * loader resolves them: `interp --list path`, which maps the libraries and
+ * runs none of their code. */
+static int closure_needs_mpi(const char *interp, const char *path)
+{
+    int fd[2];
+    if (!interp[0] || access(interp, X_OK) != 0 || pipe(fd) != 0)
+        return 0;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, STDERR_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        unsetenv("LD_PRELOAD");
+        execl(interp, interp, "--list", path, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    int found = 0;
+    FILE *out = pid > 0 ? fdopen(fd[0], "r") : NULL;
+    char line[PATH_MAX + 256];
+    while (out && fgets(line, sizeof line, out))
+        found |= open_mpi_lib(line + strspn(line, " \t"));
+    if (out)
+        fclose(out);
+    else
+        close(fd[0]);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
     return found;
+}
+
+/* Whether `path` starts with "#!": a script, whose interpreter p2run cannot
+ * see into. */
+static int is_script(const char *path)
+{
+    char head[2] = {0, 0};
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(head, 1, 2, f) : 0;
+    if (f)
+        fclose(f);
+    return got == 2 && head[0] == '#' && head[1] == '!';
+}
+
+static int file_contains(const char *path, const char *needle);
+
+mpi_use program_mpi_use(const char *path)
+{
+    elf_facts facts;
+    if (read_elf(path, &facts) != 0)
+        return is_script(path) ? MPI_USE_MAYBE : MPI_USE_NONE;
+    if (facts.needs_mpi || (facts.dynamic && closure_needs_mpi(facts.interp, path)))
+        return MPI_USE_LINKED;
+    /* A TCA program imports dlopen for the runtime linked into it (which
+     * finds libc's and the CUDA driver's own symbols with it, lib/src/rt),
+     * and loads no MPI: the runtime's variable name marks a static copy. */
+    if (facts.calls_dlopen && !facts.needs_ours && !file_contains(path, "P2_RT_OWNER"))
+        return MPI_USE_MAYBE;
+    return MPI_USE_NONE;
 }
 
 /* LD_PRELOAD=layer[:what was there]: the layer's MPI_* come before Open MPI's. */

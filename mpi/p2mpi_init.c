@@ -34,16 +34,20 @@ static int init_common(int *argc, char ***argv, int required, int thread)
      * ranks itself); the job's ranks come from p2run. */
     /* Open MPI's singleton start forks helpers: they must not attach to the
      * job as this rank nor load the layer. */
-    char *saved[3] = {NULL, NULL, NULL};
-    static const char *const hide[3] = {"P2_JOB", "LD_PRELOAD", "P2_RT_OWNER"};
-    for (int i = 0; i < 3; i++) {
+    /* p2run's guard against a rank that starts Open MPI without the layer
+     * (emu/p2run_process.c) is not for the layer's own start. */
+    enum { NHIDE = 4 };
+    char *saved[NHIDE] = {NULL, NULL, NULL, NULL};
+    static const char *const hide[NHIDE] = {"P2_JOB", "LD_PRELOAD", "P2_RT_OWNER",
+                                            "OMPI_MCA_ess_singleton_server"};
+    for (int i = 0; i < NHIDE; i++) {
         const char *v = getenv(hide[i]);
         saved[i] = v ? strdup(v) : NULL;
         unsetenv(hide[i]);
     }
     int level = thread ? granted(required) : MPI_THREAD_SINGLE, ompi_level;
     int rc = thread ? PMPI_Init_thread(argc, argv, level, &ompi_level) : PMPI_Init(argc, argv);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NHIDE; i++)
         if (saved[i]) {
             setenv(hide[i], saved[i], 1);
             free(saved[i]);

@@ -433,6 +433,48 @@ fortran_mumps)
     cmp -s "$TMP/mumps1" "$TMP/mumps2" || fail "two runs differ: $(diff "$TMP/mumps1" "$TMP/mumps2")"
     cat "$TMP/mumps1"
     expect_clean ;;
+python)
+    # An mpi4py program under plain p2run (python3 loads Open MPI at run
+    # time): every rank in the job, right data, the same output twice.
+    /usr/bin/python3 -c "import mpi4py" 2>/dev/null ||
+        { echo "SKIP [$CASE]: no mpi4py for /usr/bin/python3 (python3-mpi4py)"; exit 77; }
+    for i in 1 2; do
+        run -n 4 --timeout 150 -- /usr/bin/python3 "$SRC/tests/mpi/mpi4py_ring.py"
+        expect_rc 0
+        for r in 0 1 2 3; do expect_out "rank $r of 4: ok, simulated"; done
+        sort "$TMP/out" >"$TMP/py$i"
+    done
+    cmp -s "$TMP/py1" "$TMP/py2" || fail "two runs differ: $(diff "$TMP/py1" "$TMP/py2")"
+    cat "$TMP/py1"
+    expect_clean ;;
+script)
+    # A wrapper script in front of an MPI program: exec'd or run as the
+    # shell's child, the program is the rank, with the simulated time of the
+    # program started directly.
+    run -n 3 --timeout 150 -- "$BIN/mpi_calls"
+    expect_rc 0
+    direct=$(grep -o "checks passed on 3 ranks; simulated time .*" "$TMP/out")
+    [ -n "$direct" ] || fail "the direct run printed no simulated time"
+    for mode in exec child; do
+        run -n 3 --timeout 150 -- "$SRC/tests/mpi/mpi_wrapper.sh" $mode "$BIN/mpi_calls"
+        expect_rc 0
+        expect_out "$direct"
+        expect_clean
+    done
+    expect_err "wrapper: rank 2 done"
+    # Two MPI programs in one rank: the second cannot be the rank.
+    run -n 2 --timeout 150 -- "$SRC/tests/mpi/mpi_wrapper.sh" twice "$BIN/mpi_calls"
+    [ "$RC" -ne 0 ] || fail "a second MPI program in the same rank exited 0"
+    expect_err "already ran a program of this job"
+    expect_clean ;;
+outside)
+    # A rank whose MPI program runs without the layer (the environment
+    # cleared of it) would be an Open MPI singleton and exit 0: it must end
+    # the job, saying why.
+    run -n 2 --timeout 60 -- env -u LD_PRELOAD "$BIN/mpi_calls"
+    [ "$RC" -ne 0 ] || fail "a rank running Open MPI outside the job exited 0"
+    expect_err "this rank started Open MPI's own MPI, outside the job"
+    expect_clean ;;
 rma_*)
     # One-sided communication (tests/mpi/mpi_rma.c): Put, Get, Accumulate on
     # four kinds of window under fence and lock_all, the atomics, exclusive

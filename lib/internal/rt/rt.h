@@ -65,6 +65,10 @@ typedef struct p2_rt {
 /* The runtime of this process, attached on first use; NULL (a message on
  * stderr, once) when the process was not started by p2run. */
 p2_rt *p2_rt_get(void);
+/* The runtime if this process has attached, or may attach now (NULL while
+ * nothing of the program needs it: see rt_process.c). For calls a program
+ * makes without meaning the runtime, its clocks. */
+p2_rt *p2_rt_get_if_attached(void);
 
 /* The node rank `rank` of the job runs on (the launcher's placement, which
  * every rank sees alike); -1 for a rank outside 0 .. size-1. */

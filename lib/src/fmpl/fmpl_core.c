@@ -208,10 +208,13 @@ static int fmpl_start(void)
     return 0;
 }
 
+/* Only in a process that attaches as it starts: one that has the runtime
+ * only through the preloaded MPI layer (a shell script's) leaves the rank
+ * to the program that starts MPI (rt_process.c). */
 __attribute__((constructor)) static void fmpl_start_early(void)
 {
     const char *job = getenv("P2_JOB");
-    if (job && *job)
+    if (job && *job && p2_rt_get_if_attached())
         (void)fmpl_start();
 }
 

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -370,6 +371,20 @@ static int rank_from_env(int nranks, char *err, size_t errlen)
     return -1;
 }
 
+/* Why rank `rank` cannot attach: process `pid` is or was the rank. */
+static void attached_elsewhere(int rank, int32_t pid, char *err, size_t errlen)
+{
+    if (pid == (int32_t)getpid())
+        snprintf(err, errlen, "rank %d attached in this process before it ran a new program "
+                 "(exec): the runtime does not follow an exec", rank);
+    else if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        snprintf(err, errlen, "rank %d already ran a program of this job (pid %d, which has "
+                 "ended): one process per rank attaches, so a script may start one MPI or TCA "
+                 "program per rank", rank, (int)pid);
+    else
+        snprintf(err, errlen, "rank %d is already attached (pid %d)", rank, (int)pid);
+}
+
 /* Attaches this copy of the runtime to the job, the calling thread on lane
  * 0 (rt_process.c, once, when no other copy owns the channel). Returns 0, or
  * -1 with the reason in err. */
@@ -384,6 +399,15 @@ int rt_attach(rt_state *s, char *err, size_t errlen)
         p2_job_detach(job, &local);
         return -1;
     }
+    /* A rank another process has been (a script's first MPI program) is
+     * refused as such, whether or not the simulator has ended since. */
+    p2_job_rank *ch = &job->ranks[rank];
+    int32_t expected = (int32_t)p2_ld_sc(&ch->pid);
+    if (expected != 0) {
+        attached_elsewhere(rank, expected, err, errlen);
+        p2_job_detach(job, &local);
+        return -1;
+    }
     /* The simulator publishes the mapping and the costs before it is ready. */
     uint32_t state;
     while ((state = p2_ld_sc(&job->sim_state)) == P2_SIM_STARTING)
@@ -393,11 +417,9 @@ int rt_attach(rt_state *s, char *err, size_t errlen)
         p2_job_detach(job, &local);
         return -1;
     }
-    p2_job_rank *ch = &job->ranks[rank];
-    int32_t expected = 0;
     if (!__atomic_compare_exchange_n(&ch->pid, &expected, (int32_t)getpid(), 0, __ATOMIC_SEQ_CST,
                                      __ATOMIC_SEQ_CST)) {
-        snprintf(err, errlen, "rank %d is already attached (pid %d)", rank, (int)expected);
+        attached_elsewhere(rank, expected, err, errlen);
         p2_job_detach(job, &local);
         return -1;
     }

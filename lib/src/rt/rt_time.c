@@ -122,7 +122,7 @@ static int read_virtual(clockid_t id, const void *caller, uint64_t *ps, long lon
 {
     if (!virtual_clock(id, epoch) || !program_code(caller))
         return 0;
-    p2_rt *r = p2_rt_get();
+    p2_rt *r = p2_rt_get_if_attached();
     if (!r)
         return 0;
     *ps = p2_rt_read_clock(r, p2_ns_ps(r->prm.mpi_wtime_ns));
