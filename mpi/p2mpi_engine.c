@@ -533,6 +533,9 @@ void pm_engine_start(void)
                 rt->rank);
         exit(1);
     }
+    /* From here the layer's queues are the HCA's: p2_exchange, which may
+     * have used it before, refuses from now on (lib/src/coll). */
+    p2_device_set_holder(E.dev, "the MPI layer");
     E.slot_bytes = p2mpi_slot_bytes(pm_eager_bytes);
     uint64_t fixed = p2mpi_fixed_bytes(pm_eager_bytes);
     if (rt->mpi_share_bytes < fixed + P2MPI_MIN_STAGING_BYTES) {

@@ -76,10 +76,13 @@ tcaresult p2_unlock(void);
  * `mine`, for q in 0 .. p2_size()-1. `bytes` is 1 .. 240; `all` holds
  * p2_size() * bytes. Runs over the interconnect with PIO into a mailbox that
  * tcaInit reserves at the start of every node's host memory (calls tcaInit
- * itself). Not thread safe. TCA_ERROR_INVALID_ARGUMENT, tcaInit's errors,
- * TCA_ERROR_DEVICE; TCA_ERROR_UNREACHABLE on every rank of a job whose ranks
- * are on several sub-clusters (rank 0 says why on stderr: use MPI, or the
- * collectives of P2_COMM_SUBCLUSTER, p2coll.h). */
+ * itself). On a job whose ranks are on several PEACH2 sub-clusters, which
+ * no cable joins, the sub-clusters' leaders cross over InfiniBand (RDMA
+ * writes of the node's HCA; the topology must give the nodes one), before
+ * MPI starts: once it has, the MPI layer holds the HCA and p2_exchange
+ * returns TCA_ERROR_UNREACHABLE on every rank there (rank 0 says why on
+ * stderr: exchange handles with MPI). Not thread safe.
+ * TCA_ERROR_INVALID_ARGUMENT, tcaInit's errors, TCA_ERROR_DEVICE. */
 tcaresult p2_exchange(const void *mine, void *all, size_t bytes);
 /* Returns once every rank has called it: an exchange of 8 bytes. */
 tcaresult p2_exchange_barrier(void);

@@ -46,4 +46,15 @@ static inline uint64_t p2_mailbox_slot_offset(unsigned bank, unsigned slot)
  * network, p2_exchange itself. Errors as p2_exchange's. */
 tcaresult tca_exchange_subcluster(const void *mine, void *all, size_t bytes);
 
+/* The InfiniBand leg of p2_exchange across PEACH2 networks
+ * (coll/p2_exchange_ib.c): finds the far mailbox and, with `queues` (a
+ * leader), takes the node's HCA (once; TCA_ERROR_UNREACHABLE with the
+ * reason in `why` where it cannot); the far mailbox's slots (laid out as the
+ * mailbox's); signaled RDMA writes of a run of slots into node `node`'s far
+ * mailbox at the same offset, and the wait for all of them. */
+tcaresult tca_xib_open(int queues, char *why, size_t whylen);
+uint8_t *tca_xib_slot(unsigned bank, unsigned slot);
+tcaresult tca_xib_write(unsigned node, const uint8_t *src, uint64_t far_offset, uint32_t bytes);
+tcaresult tca_xib_drain(void);
+
 #endif /* P2_MAILBOX_H */

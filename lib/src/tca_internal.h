@@ -86,6 +86,7 @@ typedef struct tca_channel {
  * must go on counting from where this process left off. */
 typedef struct tca_exchange_state {
     uint64_t generation;              /* exchanges completed by this process */
+    uint64_t across;                  /* of them, across PEACH2 networks (far mailbox banks) */
     int nodes_known;                  /* rank_node is filled (after the first) */
     uint32_t rank_node[P2_MAX_NODES]; /* node of each rank, from the slots */
 } tca_exchange_state;

@@ -19,7 +19,7 @@ case $CASE in
     expect_err "p2tca: rank 0: DMA from node 0 to node 16 refused: node 0 is on PEACH2 sub-cluster 0, node 16 on sub-cluster 1"
     expect_err "p2tca: rank 63: PIO from node 63 to node 15 refused: node 63 is on PEACH2 sub-cluster 3, node 15 on sub-cluster 0"
     expect_err "p2coll: P2_COMM_WORLD: the job's ranks are on 4 PEACH2 networks (sub-clusters)"
-    expect_err "p2_exchange: the job's ranks are on several PEACH2 networks"
+    expect_err "p2_exchange: the job's ranks are on several PEACH2 networks (sub-clusters), which no cable joins, and the MPI layer holds the InfiniBand HCA"
     # The figures, pinned (the run is deterministic).
     expect_out "P2_COMM_SUBCLUSTER allreduce 32 doubles: host 16.765 us, GPU 25.601 us"
     expect_out "P2_COMM_SUBCLUSTER allgather 32 ints: host 16.483 us, GPU 18.187 us"
@@ -54,6 +54,53 @@ case $CASE in
     expect_out "machine: all checks passed"
     expect_err "p2coll: P2_COMM_WORLD: the job's ranks are on 2 PEACH2 networks (sub-clusters)"
     expect_err "p2tca: rank 19: DMA from node 19 to node 3 refused: node 19 is on PEACH2 sub-cluster 1, node 3 on sub-cluster 0"
+    expect_clean ;;
+exchange_64)
+    # A TCA program without MPI on the 64 nodes: p2_exchange crosses the four
+    # sub-clusters over InfiniBand, every byte of every exchange right,
+    # sub-cluster collectives between crossings, a handle learnt through it
+    # used for a DMA; twice alike, the times pinned.
+    for i in 1 2; do
+        run -n 64 --timeout 240 --topology "$TOPO/hapacs-tca-64.topo" -- "$BIN/machine_exchange"
+        expect_rc 0
+        expect_out "exchange: 64 ranks on 4 sub-cluster(s)"
+        expect_out "exchange: all checks passed"
+        cp "$TMP/out" "$TMP/x$i"
+    done
+    cmp -s "$TMP/x1" "$TMP/x2" || fail "two runs differ: $(diff "$TMP/x1" "$TMP/x2")"
+    expect_out "p2_exchange 8 B: 43.298 us, p2_exchange_barrier: 42.685 us"
+    expect_clean ;;
+exchange_scattered)
+    # 20 ranks dealt over the four sub-clusters (rank r on node 16 (r % 4) +
+    # r / 4): no sub-cluster holds two consecutive ranks, so every leader
+    # writes one slot at a time.
+    for r in $(seq 0 19); do echo "$r $(( (r % 4) * 16 + r / 4 ))"; done >"$TMP/scattered.map"
+    run -n 20 --timeout 240 --topology "$TOPO/hapacs-tca-64.topo" --map "$TMP/scattered.map" -- \
+        "$BIN/machine_exchange"
+    expect_rc 0
+    expect_out "exchange: all checks passed"
+    expect_clean ;;
+exchange_no_ib)
+    # Two sub-clusters and no HCA: refused on every rank, rank 0 saying why.
+    printf 'nodes 32\nnetworks 2\ntorus 2 8 at=0\ntorus 2 8 at=16\ndevice peach2\n' >"$TMP/no-ib.topo"
+    run -n 32 --timeout 120 --topology "$TMP/no-ib.topo" -- "$BIN/machine_exchange"
+    expect_rc 1
+    expect_err "p2_exchange: the job's ranks are on several PEACH2 networks (sub-clusters), which no cable joins, and the topology gives the nodes no InfiniBand HCA"
+    expect_clean ;;
+pingpong_64)
+    # The issue's command: the ping-pong between nodes 0 and 15 of the
+    # 64-node machine (its handles exchanged across all four sub-clusters)
+    # gives the 16-node torus's times.
+    PP=$BIN/../../workloads/pingpong
+    run -n 64 --timeout 240 --topology "$TOPO/hapacs-tca-64.topo" -- "$PP" -m dma -p 0,15 -e 64K
+    expect_rc 0
+    awk '$1 == "dma" {print $2, $4}' "$TMP/out" >"$TMP/pp64"
+    run -n 16 --timeout 240 -- "$PP" -m dma -p 0,15 -e 64K
+    expect_rc 0
+    awk '$1 == "dma" {print $2, $4}' "$TMP/out" >"$TMP/pp16"
+    [ "$(wc -l <"$TMP/pp64")" -eq 14 ] || fail "not 14 sizes at 64 ranks: $(cat "$TMP/pp64")"
+    paste -d' ' "$TMP/pp64" "$TMP/pp16" | awk '{ d = $2 - $4; if (d < 0) d = -d; if ($1 != $3 || d > 0.002) exit 1 }' ||
+        fail "64-node ping-pong differs from the 16-node torus's: $(paste "$TMP/pp64" "$TMP/pp16")"
     expect_clean ;;
 tcamini)
     # TCAMINI with its InfiniBand rail: one network of 8.

@@ -227,9 +227,11 @@ int main(int argc, char **argv)
         fprintf(stderr, CHOL_PROGRAM ": rank %d: out of memory\n", rank);
         MPI_Abort(MPI_COMM_WORLD, WL_EXIT_FAILURE);
     }
-    /* Frames: every tile the rank uses (owned and received), or --gpu-tiles. */
+    /* Frames: every tile the rank uses (owned and received), or --gpu-tiles;
+     * one on a rank with no tile (more ranks than the grid's tiles need),
+     * which still registers its frames with the others. */
     int uses = l.owned[rank] + l.nland[rank];
-    int frames = o.gpu_tiles > 0 && o.gpu_tiles < uses ? o.gpu_tiles : uses;
+    int frames = o.gpu_tiles > 0 && o.gpu_tiles < uses ? o.gpu_tiles : uses > 0 ? uses : 1;
     chol_cache c;
     int bad = chol_cache_init(&c, frames, l.ntiles, o.nb) != 0, any = 0;
     /* The owned tiles of A, in pinned host memory. */

@@ -68,6 +68,14 @@ struct p2_dev {
  * no such device. */
 p2_dev *p2_device_get(const char *kind);
 
+/* Which library drives the device's queues in this process ("the MPI
+ * layer" the HCA's once MPI has started; "p2_exchange" before), or NULL;
+ * and the claim. Kept in the process's runtime, which every copy of the
+ * libraries shares (a program linked with the static library has its own
+ * p2_dev beside the MPI layer's). */
+const char *p2_device_holder(const p2_dev *dev);
+void p2_device_set_holder(p2_dev *dev, const char *who);
+
 #ifdef __cplusplus
 }
 #endif

@@ -60,6 +60,8 @@ typedef struct p2_rt {
      * to give any) */
     uint64_t mpi_share_bytes;
     p2_job *job;             /* the job segment (ranks' nodes, diagnosis fields) */
+    /* which library drives device d's queues (dev.h, p2_device_holder) */
+    const char *holder[P2_JOB_MAX_DEVICES];
 } p2_rt;
 
 /* The runtime of this process, attached on first use; NULL (a message on

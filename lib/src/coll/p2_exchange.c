@@ -26,12 +26,28 @@
  * its writer's node, and later exchanges write only to the nodes with ranks.
  *
  * Sub-clusters. A topology may cable several PEACH2 networks that no cable
- * joins (HA-PACS/TCA's four 2x8 tori); which network each rank's node is on
- * the job says (p2_subcluster). On a job spanning several, p2_exchange is
- * refused (TCA_ERROR_UNREACHABLE: no PIO reaches the other networks), and
- * tca_exchange_subcluster runs the same exchange among the ranks of this
- * rank's network only: "every node of the cluster" above is then every node
- * of the network. On a job on one network the two are the same exchange.
+ * joins (HA-PACS/TCA's four 2x8 tori, every node on InfiniBand); which
+ * network each rank's node is on the job says (p2_subcluster).
+ * tca_exchange_subcluster runs the exchange among the ranks of this rank's
+ * network only: "every node of the cluster" above is then every node of the
+ * network. p2_exchange on a job spanning several networks crosses them over
+ * InfiniBand, where PIO cannot reach (generation g, bank g%2 as above; the
+ * far mailbox's bank counts these crossings only, f%2):
+ *
+ *   every rank:  PIO its slot to its network's nodes (as above)
+ *   the leader of each network (its lowest rank), once its network's slots
+ *   have arrived in its mailbox: RDMA write them (a run of consecutive ranks
+ *   at a time) to the far mailbox of every node of the other networks
+ *   (p2_exchange_ib.c), bank f%2
+ *   every rank:  wait for its network's slots in its mailbox and the others'
+ *                in its far mailbox, copy the blobs out
+ *
+ * The two-bank argument holds for the far mailbox too. A leader writes a
+ * node's far bank f%2 for crossing f+2 only after finishing crossing f+1,
+ * which needed that node's rank's slot of f+1, posted after it had finished
+ * crossing f and its reads of far bank f%2. The far banks count crossings,
+ * not generations: between two crossings the networks may run sub-cluster
+ * exchanges, which tell a leader nothing of the other networks' ranks.
  *
  * Why two banks are enough. A rank writes bank g%2 again only for
  * generation g+2, which it starts after finishing g+1, that is after it has
@@ -99,24 +115,15 @@ static int same_network(const p2_dev *dev, unsigned node)
     return !dev->network || dev->network[node] == dev->network[dev->node];
 }
 
-/* The exchange among `members` (job ranks in increasing order, this one
- * among them): all[i * bytes] = members[i]'s blob. Every member calls it the
- * same number of times with the same members (the job's ranks, or those of
- * one sub-cluster: on a job spanning several, only sub-cluster exchanges
- * run, so each mailbox sees one sequence of generations). */
-static tcaresult exchange_among(p2_dev *dev, const unsigned *members, unsigned count,
-                                const void *mine, void *all, size_t bytes)
+/* Phase 1: this rank's blob and trailer to every node that may hold one of
+ * `members` (on the first exchange: every node of this PEACH2 network),
+ * starting after our own node so that ranks do not all queue on node 0
+ * first; then the commit. */
+static tcaresult post_own(p2_dev *dev, const unsigned *members, unsigned count, unsigned bank,
+                          const void *mine, size_t bytes, const uint64_t trailer[2])
 {
     tcaresult r;
-    tca_exchange_state *st = &tca_g.exchange;
-    const uint64_t generation = st->generation + 1;
-    const unsigned bank = (unsigned)(generation % P2_MAILBOX_BANKS);
-    const unsigned rank = (unsigned)dev->rank;
-    const uint64_t trailer[2] = {dev->node, generation};
-
-    /* Phase 1: post to every node that may hold a member (on the first
-     * exchange: every node of this PEACH2 network), starting after our own
-     * node so that ranks do not all queue on node 0 first. */
+    const tca_exchange_state *st = &tca_g.exchange;
     uint8_t target[P2_MAX_NODES] = {0};
     for (unsigned i = 0; i < count; i++)
         if (st->nodes_known)
@@ -125,10 +132,45 @@ static tcaresult exchange_among(p2_dev *dev, const unsigned *members, unsigned c
         unsigned node = (dev->node + 1 + k) % dev->nnodes;
         if ((st->nodes_known && !target[node]) || !same_network(dev, node))
             continue;
-        if ((r = post_slot(node, bank, rank, mine, bytes, trailer)) != TCA_SUCCESS)
+        if ((r = post_slot(node, bank, (unsigned)dev->rank, mine, bytes, trailer)) != TCA_SUCCESS)
             return r;
     }
-    if ((r = tcaSendPIOCommit()) != TCA_SUCCESS)
+    return tcaSendPIOCommit();
+}
+
+/* After the first exchange: the nodes of `members`, from their slots' node
+ * words, so that later exchanges write only to them. */
+static void note_nodes(const p2_dev *dev, const unsigned *members, unsigned count, unsigned bank)
+{
+    tca_exchange_state *st = &tca_g.exchange;
+    if (st->nodes_known)
+        return;
+    uint32_t node_of[P2_MAX_NODES];
+    for (unsigned i = 0; i < count; i++) {
+        uint64_t node;
+        memcpy(&node, own_slot(dev, bank, members[i]) + MAILBOX_NODE_WORD, sizeof node);
+        if (node >= dev->nnodes || !same_network(dev, (unsigned)node))
+            return; /* never expected; keep writing to every node */
+        node_of[members[i]] = (uint32_t)node;
+    }
+    for (unsigned i = 0; i < count; i++)
+        st->rank_node[members[i]] = node_of[members[i]];
+    st->nodes_known = 1;
+}
+
+/* The exchange among `members` (job ranks in increasing order, this one
+ * among them): all[i * bytes] = members[i]'s blob. Every member calls it the
+ * same number of times with the same members (the job's ranks, or those of
+ * one sub-cluster), as every rank calls the crossings (below) alike. */
+static tcaresult exchange_among(p2_dev *dev, const unsigned *members, unsigned count,
+                                const void *mine, void *all, size_t bytes)
+{
+    tcaresult r;
+    tca_exchange_state *st = &tca_g.exchange;
+    const uint64_t generation = st->generation + 1;
+    const unsigned bank = (unsigned)(generation % P2_MAILBOX_BANKS);
+    const uint64_t trailer[2] = {dev->node, generation};
+    if ((r = post_own(dev, members, count, bank, mine, bytes, trailer)) != TCA_SUCCESS)
         return r;
 
     /* Phase 2: every member's slot in our own mailbox, in rank order. */
@@ -140,23 +182,122 @@ static tcaresult exchange_among(p2_dev *dev, const unsigned *members, unsigned c
     }
     /* The blobs landed before their generation words (see the top). */
     atomic_thread_fence(memory_order_acquire);
-    uint32_t node_of[P2_MAX_NODES];
-    int nodes_valid = 1;
-    for (unsigned i = 0; i < count; i++) {
-        const uint8_t *slot = own_slot(dev, bank, members[i]);
-        memcpy((uint8_t *)all + (size_t)i * bytes, slot, bytes);
-        uint64_t node;
-        memcpy(&node, slot + MAILBOX_NODE_WORD, sizeof node);
-        if (node >= dev->nnodes || !same_network(dev, (unsigned)node))
-            nodes_valid = 0; /* never expected; keep writing to every node */
-        node_of[members[i]] = (uint32_t)node;
-    }
-    if (!st->nodes_known && nodes_valid) {
-        for (unsigned i = 0; i < count; i++)
-            st->rank_node[members[i]] = node_of[members[i]];
-        st->nodes_known = 1;
-    }
+    for (unsigned i = 0; i < count; i++)
+        memcpy((uint8_t *)all + (size_t)i * bytes, own_slot(dev, bank, members[i]), bytes);
+    note_nodes(dev, members, count, bank);
     st->generation = generation;
+    return TCA_SUCCESS;
+}
+
+/* ---- Across PEACH2 networks ------------------------------------------------ */
+
+/* The next run of consecutive ranks q >= *from with in[q] set: [*a, *b].
+ * 0 when there is none. */
+static int next_run(const uint8_t *in, unsigned size, unsigned *from, unsigned *a, unsigned *b)
+{
+    unsigned q = *from;
+    while (q < size && !in[q])
+        q++;
+    if (q >= size)
+        return 0;
+    *a = q;
+    while (q + 1 < size && in[q + 1])
+        q++;
+    *b = q;
+    *from = q + 1;
+    return 1;
+}
+
+/* Every rank's slot of `bank` in `mailbox` (a slot-addressing function),
+ * for the ranks with want[q] set, until its generation word reads g. */
+static tcaresult wait_slots(const uint8_t *(*slot)(const p2_dev *, unsigned, unsigned),
+                            const p2_dev *dev, unsigned bank, const uint8_t *want, unsigned size,
+                            uint64_t g)
+{
+    tcaresult r;
+    for (unsigned q = 0; q < size; q++)
+        if (want[q] &&
+            (r = p2_wait_u64((const volatile uint64_t *)(slot(dev, bank, q) + MAILBOX_GENERATION_WORD),
+                             g)) != TCA_SUCCESS)
+            return r;
+    return TCA_SUCCESS;
+}
+
+static const uint8_t *far_slot(const p2_dev *dev, unsigned bank, unsigned rank)
+{
+    (void)dev;
+    return tca_xib_slot(bank, rank);
+}
+
+/* The leader's part of a crossing: its network's slots (`mine`), once they
+ * have arrived, to the far mailbox of every node of the other networks. */
+static tcaresult lead_crossing(p2_dev *dev, const uint8_t *mine, const uint32_t *node_of,
+                               unsigned bank, unsigned far_bank, uint64_t generation)
+{
+    const unsigned size = (unsigned)dev->size;
+    tcaresult r;
+    if ((r = wait_slots(own_slot, dev, bank, mine, size, generation)) != TCA_SUCCESS)
+        return r;
+    for (unsigned q = 0; q < size; q++) {
+        if (mine[q])
+            continue;
+        unsigned from = 0, a, b;
+        while (next_run(mine, size, &from, &a, &b))
+            if ((r = tca_xib_write(node_of[q], own_slot(dev, bank, a),
+                                   p2_mailbox_slot_offset(far_bank, a),
+                                   (b - a + 1) * P2_MAILBOX_SLOT_BYTES)) != TCA_SUCCESS)
+                return r;
+    }
+    return TCA_SUCCESS;
+}
+
+/* p2_exchange on a job whose ranks are on several PEACH2 networks
+ * (`members`: this rank's network's). */
+static tcaresult exchange_across(p2_dev *dev, const unsigned *members, unsigned count,
+                                 const void *blob, void *all, size_t bytes)
+{
+    char why[160];
+    const int leader = members[0] == (unsigned)dev->rank;
+    tcaresult r = tca_xib_open(leader, why, sizeof why);
+    if (r != TCA_SUCCESS) {
+        if (r == TCA_ERROR_UNREACHABLE && dev->rank == 0)
+            fprintf(stderr, "p2_exchange: the job's ranks are on several PEACH2 networks "
+                            "(sub-clusters), which no cable joins, and %s: "
+                            "TCA_ERROR_UNREACHABLE (exchange handles with MPI, or among a "
+                            "sub-cluster's ranks with P2_COMM_SUBCLUSTER's collectives; "
+                            "p2_subcluster() says where each rank is)\n", why);
+        return r;
+    }
+    tca_exchange_state *st = &tca_g.exchange;
+    const uint64_t generation = st->generation + 1;
+    const unsigned bank = (unsigned)(generation % P2_MAILBOX_BANKS);
+    const unsigned far_bank = (unsigned)((st->across + 1) % P2_MAILBOX_BANKS);
+    const unsigned size = (unsigned)dev->size;
+    uint32_t node_of[P2_MAX_NODES];
+    uint8_t mine[P2_MAX_NODES] = {0}, foreign[P2_MAX_NODES];
+    for (unsigned i = 0; i < count; i++)
+        mine[members[i]] = 1;
+    for (unsigned q = 0; q < size; q++) {
+        node_of[q] = (uint32_t)p2_rt_rank_node(p2_rt_get(), (int)q);
+        foreign[q] = !mine[q];
+    }
+    const uint64_t trailer[2] = {dev->node, generation};
+    if ((r = post_own(dev, members, count, bank, blob, bytes, trailer)) != TCA_SUCCESS ||
+        (leader && (r = lead_crossing(dev, mine, node_of, bank, far_bank, generation)) !=
+                       TCA_SUCCESS) ||
+        (r = wait_slots(own_slot, dev, bank, mine, size, generation)) != TCA_SUCCESS ||
+        (r = wait_slots(far_slot, dev, far_bank, foreign, size, generation)) != TCA_SUCCESS ||
+        (leader && (r = tca_xib_drain()) != TCA_SUCCESS))
+        return r;
+    /* The blobs landed before their generation words (see the top). */
+    atomic_thread_fence(memory_order_acquire);
+    for (unsigned q = 0; q < size; q++) {
+        const uint8_t *slot = mine[q] ? own_slot(dev, bank, q) : far_slot(dev, far_bank, q);
+        memcpy((uint8_t *)all + (size_t)q * bytes, slot, bytes);
+    }
+    note_nodes(dev, members, count, bank);
+    st->generation = generation;
+    st->across++;
     return TCA_SUCCESS;
 }
 
@@ -201,16 +342,8 @@ tcaresult p2_exchange(const void *mine, void *all, size_t bytes)
     tcaresult r = exchange_setup(mine, all, bytes, &dev, members, &count, &spans);
     if (r != TCA_SUCCESS)
         return r;
-    if (spans) {
-        if (dev->rank == 0)
-            fprintf(stderr, "p2_exchange: the job's ranks are on several PEACH2 networks "
-                            "(sub-clusters), which no cable joins: TCA_ERROR_UNREACHABLE "
-                            "(exchange handles with MPI, or among a sub-cluster's ranks with "
-                            "P2_COMM_SUBCLUSTER's collectives; p2_subcluster() says where each "
-                            "rank is)\n");
-        return TCA_ERROR_UNREACHABLE;
-    }
-    return exchange_among(dev, members, count, mine, all, bytes);
+    return spans ? exchange_across(dev, members, count, mine, all, bytes)
+                 : exchange_among(dev, members, count, mine, all, bytes);
 }
 
 tcaresult tca_exchange_subcluster(const void *mine, void *all, size_t bytes)

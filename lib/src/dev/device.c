@@ -39,3 +39,16 @@ p2_dev *p2_device_get(const char *kind)
     pthread_mutex_unlock(&devices.lock);
     return found;
 }
+
+const char *p2_device_holder(const p2_dev *dev)
+{
+    p2_rt *rt = p2_rt_get();
+    return rt && dev->id < P2_JOB_MAX_DEVICES ? rt->holder[dev->id] : NULL;
+}
+
+void p2_device_set_holder(p2_dev *dev, const char *who)
+{
+    p2_rt *rt = p2_rt_get();
+    if (rt && dev->id < P2_JOB_MAX_DEVICES)
+        rt->holder[dev->id] = who;
+}
