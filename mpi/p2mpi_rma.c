@@ -420,6 +420,47 @@ static void am_op(int kind, pm_win *w, int target, uint64_t id, const pm_run *r,
         }
 }
 
+/* The byte where the target datatype starts in target's window (dynamic: the
+ * address); the job ends if the datatype's runs from there leave the window
+ * or cannot be computed. Displacement times unit, plus each run's
+ * offset and span, are computed with overflow checks: in wrapping 64-bit
+ * arithmetic a Get at 2^61 + 1 with unit 8 read bytes 8-15 and a Put at
+ * 2^44 with unit 2^20 wrote byte 0, both in range once wrapped. A negative
+ * displacement is refused outright (the standard's target_disp is
+ * non-negative, and Open MPI's binding says MPI_ERR_DISP), even where a
+ * datatype's offset would bring it back into the window. Dynamic windows
+ * take addresses, which only the target can check against its regions; the
+ * origin refuses only the ones whose runs would wrap. */
+static uint64_t target_base(const char *call, const pm_win *w, int target, MPI_Aint tdisp,
+                            const pm_run *r, size_t nr, size_t es, int64_t stride)
+{
+    int dynamic = w->flavor == MPI_WIN_FLAVOR_DYNAMIC;
+    int64_t unit = dynamic ? 1 : w->peer[target].disp_unit, base;
+    if (!dynamic && tdisp < 0)
+        pm_fatal("%s: target_disp = %" PRId64 " is negative (MPI_ERR_DISP)", call, (int64_t)tdisp);
+    if (__builtin_mul_overflow((int64_t)tdisp, unit, &base))
+        pm_fatal("%s: target_disp = %" PRId64 " times rank %d's displacement unit %" PRId64
+                 " overflows 64 bits (MPI_ERR_DISP)",
+                 call, (int64_t)tdisp, target, unit);
+    for (size_t i = 0; i < nr; i++) {
+        int64_t lo, hi, span;
+        if (__builtin_mul_overflow((int64_t)(r[i].n - 1), stride, &span) ||
+            __builtin_add_overflow(span, (int64_t)es, &span) ||
+            __builtin_add_overflow(base, r[i].off, &lo) || __builtin_add_overflow(lo, span, &hi))
+            pm_fatal("%s: target_disp = %" PRId64 " with the target datatype's extent overflows "
+                     "64 bits at rank %d (MPI_ERR_DISP)",
+                     call, (int64_t)tdisp, target);
+        if (dynamic)
+            continue;
+        /* the origin knows the target's size: range errors end the job here */
+        if (lo < 0 || (uint64_t)hi > w->peer[target].size)
+            pm_fatal("%s: bytes [%" PRId64 ", %" PRId64 ") of rank %d's window of %" PRIu64
+                     " bytes (MPI_ERR_RMA_RANGE)",
+                     call, lo, hi, target, w->peer[target].size);
+    }
+    return (uint64_t)base;
+}
+
 uint64_t pm_rma_op(int kind, pm_win *w, int target, const void *origin, int ocount,
                    MPI_Datatype otype, void *result, int rcount, MPI_Datatype rtype,
                    const void *compare, MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Op op,
@@ -491,16 +532,7 @@ uint64_t pm_rma_op(int kind, pm_win *w, int target, const void *origin, int ocou
     pm_run *r;
     size_t nr = pm_rma_runs(ttype, tcount, es, stride, &r);
     int dynamic = w->flavor == MPI_WIN_FLAVOR_DYNAMIC;
-    uint64_t tbase = dynamic ? (uint64_t)tdisp : (uint64_t)tdisp * (uint64_t)w->peer[target].disp_unit;
-    if (!dynamic) /* the origin knows the target's size: range errors end the job here */
-        for (size_t i = 0; i < nr; i++) {
-            int64_t lo = (int64_t)tbase + r[i].off;
-            int64_t hi = lo + (int64_t)((r[i].n - 1) * (uint64_t)stride + es);
-            if (lo < 0 || hi > (int64_t)w->peer[target].size)
-                pm_fatal("%s: bytes [%" PRId64 ", %" PRId64 ") of rank %d's window of %" PRIu64
-                         " bytes (MPI_ERR_RMA_RANGE)",
-                         call, lo, hi, target, w->peer[target].size);
-        }
+    uint64_t tbase = target_base(call, w, target, tdisp, r, nr, es, stride);
     w->pending[target]++;
     o->local = fetch;
     if (fetch)

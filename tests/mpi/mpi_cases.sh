@@ -475,6 +475,35 @@ outside)
     [ "$RC" -ne 0 ] || fail "a rank running Open MPI outside the job exited 0"
     expect_err "this rank started Open MPI's own MPI, outside the job"
     expect_clean ;;
+rma_disp)
+    # Issue 37, item 1: displacements whose product with the displacement unit
+    # overflows 64 bits, and a negative one a datatype's offset brings back
+    # into the window, once wrapped or added reached the target's bytes 8-15
+    # or 0-3 (a Get read them, a Put overwrote them). Every one-sided call
+    # taking a target displacement must refuse them at the origin.
+    for call in put get acc getacc fop cas rput rget racc rgetacc; do
+        case $call in
+        put) name=MPI_Put ;; get) name=MPI_Get ;; acc) name=MPI_Accumulate ;;
+        getacc) name=MPI_Get_accumulate ;; fop) name=MPI_Fetch_and_op ;;
+        cas) name=MPI_Compare_and_swap ;; rput) name=MPI_Rput ;; rget) name=MPI_Rget ;;
+        racc) name=MPI_Raccumulate ;; rgetacc) name=MPI_Rget_accumulate ;;
+        esac
+        run -n 2 --timeout 60 -- "$BIN/mpi_hostile" disp $call wrap
+        expect_rc 1
+        expect_err "p2mpi: rank 0: $name: target_disp = 2305843009213693953 times rank 1's displacement unit 8 overflows 64 bits (MPI_ERR_DISP)"
+        grep -q "returned" "$TMP/err" && fail "$name at an overflowing displacement returned"
+        expect_clean
+    done
+    run -n 2 --timeout 60 -- "$BIN/mpi_hostile" disp put wrap20
+    expect_rc 1
+    expect_err "p2mpi: rank 0: MPI_Put: target_disp = 17592186044416 times rank 1's displacement unit 1048576 overflows 64 bits (MPI_ERR_DISP)"
+    for call in put get acc fop cas; do
+        run -n 2 --timeout 60 -- "$BIN/mpi_hostile" disp $call neg
+        expect_rc 1
+        expect_err "target_disp = -1 is negative (MPI_ERR_DISP)"
+        grep -q "returned" "$TMP/err" && fail "$call at a negative displacement returned"
+    done
+    expect_clean ;;
 rma_*)
     # One-sided communication (tests/mpi/mpi_rma.c): Put, Get, Accumulate on
     # four kinds of window under fence and lock_all, the atomics, exclusive

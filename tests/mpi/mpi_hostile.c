@@ -1,0 +1,325 @@
+/* mpi_hostile MODE ARGS: a program that misuses MPI's arguments as real
+ * programs do (issue 37), run by p2run at 2 ranks. Each erroneous call must
+ * end the job with the layer's message naming the call, the rank, the
+ * argument and the MPI error class; none may return (the program then says
+ * so and exits 2), give a wrong answer, hang or crash inside the layer.
+ *   disp CALL wrap|wrap20|neg  rank 0's one-sided CALL (put get acc getacc
+ *       fop cas rput rget racc rgetacc) on rank 1's 16-byte window: at
+ *       displacement 2^61 + 1 with unit 8 (wrap: the 64-bit product is
+ *       2^64 + 8, bytes 8-15 once wrapped), at 2^44 with unit 2^20 (wrap20:
+ *       2^64, byte 0), or at -1 with unit 8 through a type whose one int
+ *       lies 8 bytes in (neg: bytes 0-3 once added)
+ *   count CALL    CALL with a count of -4 (every rank for a collective;
+ *       rank 0 for a send, rank 1 for a receive), or one entry of -4 in a
+ *       vector of counts
+ *   nullreq CALL  CALL with a NULL request pointer
+ *   memory CASE   windows on memory the process cannot write: attach of
+ *       unmapped, read-only memory, memory unmapped after MPI_Win_attach
+ *       (rank 0 then Puts into it), MPI_Win_create on NULL or read-only
+ *       memory, or on memory unmapped after it
+ *   acc           every accumulate kind on the widest predefined type
+ *       (MPI_C_LONG_DOUBLE_COMPLEX) and Compare_and_swap on a long long:
+ *       the results checked (run at the smallest mpi_eager_bytes)
+ */
+#include <complex.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static int rank, size;
+
+static _Noreturn void returned(const char *what)
+{
+    fprintf(stderr, "rank %d: the erroneous %s returned\n", rank, what);
+    fflush(stderr);
+    exit(2);
+}
+
+static int is(const char *a, const char *b) { return strcmp(a, b) == 0; }
+
+/* ---- disp ------------------------------------------------------------------------ */
+static void disp(const char *call, const char *how)
+{
+    int unit = is(how, "wrap20") ? 1 << 20 : 8;
+    MPI_Aint d = is(how, "wrap") ? ((MPI_Aint)1 << 61) + 1 : is(how, "wrap20") ? (MPI_Aint)1 << 44 : -1;
+    int32_t *mem;
+    MPI_Win win;
+    MPI_Win_allocate(16, unit, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    for (int i = 0; i < 4; i++)
+        mem[i] = 100 * rank + i;
+    /* neg: one int 8 bytes into the target (a legal type; the displacement
+     * is what is wrong) */
+    MPI_Datatype t = MPI_INT;
+    if (is(how, "neg")) {
+        int one = 1;
+        MPI_Aint at = 8;
+        MPI_Type_create_hindexed(1, &one, &at, MPI_INT, &t);
+        MPI_Type_commit(&t);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    if (rank == 0) {
+        int32_t v[2] = {-7, -8}, r[2] = {0, 0}, cmp = 102;
+        MPI_Request q = MPI_REQUEST_NULL;
+        int n = is(how, "wrap") && (is(call, "put") || is(call, "get")) ? 2 : 1;
+        MPI_Datatype tt = n == 2 ? MPI_INT : t; /* wrap: 2 ints at bytes 8-15 */
+        if (is(call, "put"))
+            MPI_Put(v, n, MPI_INT, 1, d, n == 2 ? 2 : 1, tt, win);
+        else if (is(call, "get"))
+            MPI_Get(r, n, MPI_INT, 1, d, n == 2 ? 2 : 1, tt, win);
+        else if (is(call, "acc"))
+            MPI_Accumulate(v, 1, MPI_INT, 1, d, 1, t, MPI_SUM, win);
+        else if (is(call, "getacc"))
+            MPI_Get_accumulate(v, 1, MPI_INT, r, 1, MPI_INT, 1, d, 1, t, MPI_SUM, win);
+        else if (is(call, "fop"))
+            MPI_Fetch_and_op(v, r, MPI_INT, 1, d, MPI_SUM, win);
+        else if (is(call, "cas"))
+            MPI_Compare_and_swap(v, &cmp, r, MPI_INT, 1, d, win);
+        else if (is(call, "rput"))
+            MPI_Rput(v, 1, MPI_INT, 1, d, 1, t, win, &q);
+        else if (is(call, "rget"))
+            MPI_Rget(r, 1, MPI_INT, 1, d, 1, t, win, &q);
+        else if (is(call, "racc"))
+            MPI_Raccumulate(v, 1, MPI_INT, 1, d, 1, t, MPI_SUM, win, &q);
+        else if (is(call, "rgetacc"))
+            MPI_Rget_accumulate(v, 1, MPI_INT, r, 1, MPI_INT, 1, d, 1, t, MPI_SUM, win, &q);
+        else {
+            fprintf(stderr, "unknown call %s\n", call);
+            exit(3);
+        }
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        MPI_Win_flush_all(win);
+        fprintf(stderr, "rank 0: %s at displacement %ld, unit %d: result %d %d\n", call, (long)d,
+                unit, r[0], r[1]);
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1)
+        fprintf(stderr, "rank 1: window now %d %d %d %d\n", mem[0], mem[1], mem[2], mem[3]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    returned(call);
+}
+
+/* ---- count ----------------------------------------------------------------------- */
+static void count(const char *call)
+{
+    int buf[64] = {0}, out[64] = {0}, counts[8], displs[8], neg = -4;
+    MPI_Request q = MPI_REQUEST_NULL;
+    for (int i = 0; i < 8; i++) {
+        counts[i] = 1;
+        displs[i] = i;
+    }
+    counts[size - 1] = neg; /* the vector cases: the last rank's entry */
+    if (is(call, "send")) {
+        if (rank == 0)
+            MPI_Send(buf, neg, MPI_INT, 1, 0, MPI_COMM_WORLD);
+    } else if (is(call, "irecv")) {
+        if (rank == 1) {
+            MPI_Irecv(buf, neg, MPI_INT, 0, 0, MPI_COMM_WORLD, &q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        }
+    } else if (is(call, "sendrecv")) {
+        MPI_Sendrecv(buf, 1, MPI_INT, 1 - rank, 0, out, neg, MPI_INT, 1 - rank, 0, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+    } else if (is(call, "send_init")) {
+        if (rank == 0)
+            MPI_Send_init(buf, neg, MPI_INT, 1, 0, MPI_COMM_WORLD, &q);
+    } else if (is(call, "bcast")) {
+        MPI_Bcast(buf, neg, MPI_INT, 0, MPI_COMM_WORLD);
+    } else if (is(call, "reduce")) {
+        MPI_Reduce(buf, out, neg, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    } else if (is(call, "allreduce")) {
+        MPI_Allreduce(buf, out, neg, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    } else if (is(call, "scan")) {
+        MPI_Scan(buf, out, neg, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    } else if (is(call, "iallreduce")) {
+        MPI_Iallreduce(buf, out, neg, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    } else if (is(call, "ireduce")) {
+        MPI_Ireduce(buf, out, neg, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    } else if (is(call, "allgather")) {
+        MPI_Allgather(buf, neg, MPI_INT, out, neg, MPI_INT, MPI_COMM_WORLD);
+    } else if (is(call, "gatherv")) {
+        MPI_Gatherv(buf, 1, MPI_INT, out, counts, displs, MPI_INT, 0, MPI_COMM_WORLD);
+    } else if (is(call, "ialltoallv")) {
+        MPI_Ialltoallv(buf, counts, displs, MPI_INT, out, counts, displs, MPI_INT, MPI_COMM_WORLD,
+                       &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    } else if (is(call, "neighbor_alltoallv")) {
+        MPI_Comm ring;
+        int dims[1] = {size}, periods[1] = {1};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+        int sc[2] = {1, neg}, rc[2] = {1, 1}, dd[2] = {0, 1};
+        MPI_Neighbor_alltoallv(buf, sc, dd, MPI_INT, out, rc, dd, MPI_INT, ring);
+    } else if (is(call, "put")) {
+        int *mem;
+        MPI_Win win;
+        MPI_Win_allocate(64, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+        MPI_Win_fence(0, win);
+        if (rank == 0)
+            MPI_Put(buf, neg, MPI_INT, 1, 0, neg, MPI_INT, win);
+        MPI_Win_fence(0, win);
+    } else {
+        fprintf(stderr, "unknown call %s\n", call);
+        exit(3);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    returned(call);
+}
+
+/* ---- nullreq --------------------------------------------------------------------- */
+static void nullreq(const char *call)
+{
+    int buf[4] = {0}, out[4] = {0};
+    if (is(call, "isend")) {
+        if (rank == 0)
+            MPI_Isend(buf, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, NULL);
+    } else if (is(call, "irecv")) {
+        if (rank == 1)
+            MPI_Irecv(buf, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL);
+    } else if (is(call, "iallreduce")) {
+        MPI_Iallreduce(buf, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, NULL);
+    } else if (is(call, "ineighbor_allgather")) {
+        MPI_Comm ring;
+        int dims[1] = {size}, periods[1] = {1};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+        MPI_Ineighbor_allgather(buf, 1, MPI_INT, out, 1, MPI_INT, ring, NULL);
+    } else if (is(call, "wait")) {
+        MPI_Wait(NULL, MPI_STATUS_IGNORE);
+    } else if (is(call, "rput")) {
+        int *mem;
+        MPI_Win win;
+        MPI_Win_allocate(64, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+        MPI_Win_lock_all(0, win);
+        if (rank == 0)
+            MPI_Rput(buf, 1, MPI_INT, 1, 0, 1, MPI_INT, win, NULL);
+        MPI_Win_unlock_all(win);
+    } else {
+        fprintf(stderr, "unknown call %s\n", call);
+        exit(3);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    returned(call);
+}
+
+/* ---- memory ---------------------------------------------------------------------- */
+enum { REGION = 65536 };
+
+static void memory(const char *what)
+{
+    MPI_Win win;
+    if (is(what, "create-null") || is(what, "create-readonly") || is(what, "create-freed")) {
+        void *base = NULL;
+        if (!is(what, "create-null"))
+            base = mmap(NULL, 1 << 20, is(what, "create-freed") ? PROT_READ | PROT_WRITE : PROT_READ,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        MPI_Win_create(rank == 1 ? base : malloc(1 << 20), 1 << 20, 1, MPI_INFO_NULL,
+                       MPI_COMM_WORLD, &win);
+        if (rank == 1 && is(what, "create-freed"))
+            munmap(base, 1 << 20); /* erroneous: freed while the window lives */
+        MPI_Win_fence(0, win);
+        if (rank == 0) {
+            long v = 42;
+            MPI_Put(&v, 1, MPI_LONG, 1, 0, 1, MPI_LONG, win);
+        }
+        MPI_Win_fence(0, win);
+        returned("MPI_Win_create");
+    }
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    uint8_t *mem = mmap(NULL, REGION, is(what, "attach-readonly") ? PROT_READ : PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        exit(3);
+    if (is(what, "attach-unmapped"))
+        munmap(mem, REGION);
+    MPI_Aint where = 0, there;
+    if (rank == 1) {
+        MPI_Win_attach(win, mem, REGION);
+        if (is(what, "attach-freed"))
+            munmap(mem, REGION); /* erroneous: freed while attached */
+        MPI_Get_address(mem, &where);
+    }
+    MPI_Allreduce(&where, &there, 1, MPI_AINT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    if (rank == 0) {
+        long v = 42;
+        MPI_Put(&v, 1, MPI_LONG, 1, there + 64, 1, MPI_LONG, win);
+        MPI_Win_flush_all(win);
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    returned(what);
+}
+
+/* ---- acc: one-sided accumulates at the smallest eager buffers --------------------- */
+static void acc(void)
+{
+    long double complex *mem;
+    MPI_Win win;
+    MPI_Win_allocate(4 * sizeof *mem, sizeof *mem, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    for (int i = 0; i < 4; i++)
+        mem[i] = i + 10 * rank;
+    long long *ll = (long long *)(mem + 3);
+    *ll = 5;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+    int bad = 0;
+    if (rank == 0) {
+        long double complex v[2] = {1 + 2 * I, 3}, old = 0, got = 0;
+        long long nv = 9, cmp = 5, prev = 0;
+        MPI_Accumulate(v, 2, MPI_C_LONG_DOUBLE_COMPLEX, 1, 0, 2, MPI_C_LONG_DOUBLE_COMPLEX, MPI_SUM,
+                       win);
+        MPI_Win_flush(1, win);
+        MPI_Fetch_and_op(v, &old, MPI_C_LONG_DOUBLE_COMPLEX, 1, 2, MPI_SUM, win);
+        MPI_Win_flush(1, win);
+        MPI_Get_accumulate(v, 1, MPI_C_LONG_DOUBLE_COMPLEX, &got, 1, MPI_C_LONG_DOUBLE_COMPLEX, 1,
+                           0, 1, MPI_C_LONG_DOUBLE_COMPLEX, MPI_NO_OP, win);
+        MPI_Compare_and_swap(&nv, &cmp, &prev, MPI_LONG_LONG, 1, 3 * sizeof *mem / sizeof *mem,
+                             win);
+        MPI_Win_flush(1, win);
+        bad += old != 12;                  /* rank 1's mem[2] before */
+        bad += got != 11 + 2 * I;          /* mem[0] = 10 + (1 + 2i) */
+        bad += prev != 5;
+        printf("acc: old %Lg, got %Lg%+Lgi, prev %lld: %s\n", creall(old), creall(got), cimagl(got),
+               prev, bad ? "WRONG" : "ok");
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        bad += mem[1] != 14;        /* 11 + 3 */
+        bad += mem[2] != 13 + 2 * I; /* 12 + (1 + 2i) */
+        bad += *ll != 9;
+        printf("acc: target %s\n", bad ? "WRONG" : "ok");
+    }
+    MPI_Win_free(&win);
+    MPI_Finalize();
+    exit(bad ? 1 : 0);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2 || argc < 2) {
+        fprintf(stderr, "usage: p2run -n 2 -- mpi_hostile MODE ARGS\n");
+        exit(3);
+    }
+    if (is(argv[1], "disp") && argc == 4)
+        disp(argv[2], argv[3]);
+    else if (is(argv[1], "count") && argc == 3)
+        count(argv[2]);
+    else if (is(argv[1], "nullreq") && argc == 3)
+        nullreq(argv[2]);
+    else if (is(argv[1], "memory") && argc == 3)
+        memory(argv[2]);
+    else if (is(argv[1], "acc"))
+        acc();
+    fprintf(stderr, "unknown mode\n");
+    exit(3);
+}
