@@ -23,6 +23,7 @@ int MPI_Barrier(MPI_Comm comm)
 
 void pm_coll_bcast(void *buf, int count, MPI_Datatype type, int root, pm_comm *c)
 {
+    pm_need_count(count, "count");
     check_root(root, c);
     size_t n = pm_type_size(type) * (size_t)count;
     /* MVAPICH2 (naive CUDA path): every rank stages the buffer out of the
@@ -70,6 +71,7 @@ static int stage_reduce_inputs(const void *send, const void *recv, size_t n)
 void pm_coll_reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, int root,
                     pm_comm *c)
 {
+    pm_need_count(count, "count");
     check_root(root, c);
     /* MVAPICH2 stages GPU buffers through host memory: the input and the
      * receive buffer (at every rank that passes one) out, the result back
@@ -101,6 +103,7 @@ int MPI_Reduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_O
 void pm_coll_allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
                        pm_comm *c)
 {
+    pm_need_count(count, "count");
     /* MVAPICH2 copies a GPU input and the GPU receive buffer (both, even
      * when the receive buffer is about to be overwritten) to host memory,
      * runs the host algorithm and copies the result back */
@@ -133,6 +136,12 @@ int MPI_Allreduce(const void *send, void *recv, int count, MPI_Datatype type, MP
 void pm_coll_gather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
                     MPI_Datatype rtype, int root, pm_comm *c)
 {
+    /* significant: the root's receive side, every other rank's send side,
+     * the root's send side unless in place */
+    if (c->rank != root || send != MPI_IN_PLACE)
+        pm_need_count(scount, "sendcount");
+    if (c->rank == root)
+        pm_need_count(rcount, "recvcount");
     check_root(root, c);
     int is_root = c->rank == root;
     size_t blk = is_root ? pm_type_size(rtype) * (size_t)rcount : pm_type_size(stype) * (size_t)scount;
@@ -198,6 +207,10 @@ int MPI_Gather(const void *send, int scount, MPI_Datatype stype, void *recv, int
 void pm_coll_scatter(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
                      MPI_Datatype rtype, int root, pm_comm *c)
 {
+    if (c->rank == root)
+        pm_need_count(scount, "sendcount");
+    if (c->rank != root || recv != MPI_IN_PLACE)
+        pm_need_count(rcount, "recvcount");
     check_root(root, c);
     int is_root = c->rank == root;
     size_t blk = is_root ? pm_type_size(stype) * (size_t)scount : pm_type_size(rtype) * (size_t)rcount;
@@ -254,6 +267,9 @@ int MPI_Scatter(const void *send, int scount, MPI_Datatype stype, void *recv, in
 void pm_coll_allgather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
                        MPI_Datatype rtype, pm_comm *c)
 {
+    if (send != MPI_IN_PLACE)
+        pm_need_count(scount, "sendcount");
+    pm_need_count(rcount, "recvcount");
     size_t blk = pm_type_size(rtype) * (size_t)rcount;
     if (pm_gpu_buf(recv) && blk > MV2_ALLGATHER_NAIVE_LIMIT && dense(rtype) &&
         (send == MPI_IN_PLACE || (pm_gpu_buf(send) && dense(stype)))) {
@@ -299,6 +315,9 @@ int MPI_Allgather(const void *send, int scount, MPI_Datatype stype, void *recv, 
 void pm_coll_alltoall(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
                       MPI_Datatype rtype, pm_comm *c)
 {
+    if (send != MPI_IN_PLACE)
+        pm_need_count(scount, "sendcount");
+    pm_need_count(rcount, "recvcount");
     if (send == MPI_IN_PLACE) {
         send = recv;
         scount = rcount;
@@ -337,8 +356,7 @@ int MPI_Alltoall(const void *send, int scount, MPI_Datatype stype, void *recv, i
 int MPI_Reduce_local(const void *in, void *inout, int count, MPI_Datatype type, MPI_Op op)
 {
     CALL("MPI_Reduce_local");
-    if (count < 0)
-        pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
+    pm_need_count(count, "count");
     pm_charge_reduce(pm_type_size(type) * (size_t)count);
     int rc = PMPI_Reduce_local(in, inout, count, type, op);
     if (rc != MPI_SUCCESS)

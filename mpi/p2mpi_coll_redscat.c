@@ -192,10 +192,9 @@ void pm_coll_reduce_scatter(const void *send, void *recv, const int counts[], MP
                             MPI_Op op, pm_comm *c)
 {
     int p = c->size, total = 0, regular = 1;
+    pm_need_counts(counts, p, "recvcounts");
     int *displs = xmalloc(sizeof(int) * (size_t)p);
     for (int i = 0; i < p; i++) {
-        if (counts[i] < 0)
-            pm_fatal("recvcounts[%d] is %d (MPI_ERR_COUNT)", i, counts[i]);
         displs[i] = total;
         total += counts[i];
         regular &= counts[i] == counts[0];
@@ -238,6 +237,7 @@ int MPI_Reduce_scatter(const void *send, void *recv, const int rcounts[], MPI_Da
 void pm_coll_reduce_scatter_block(const void *send, void *recv, int rcount, MPI_Datatype type,
                                   MPI_Op op, pm_comm *c)
 {
+    pm_need_count(rcount, "recvcount");
     int *counts = xmalloc(sizeof(int) * (size_t)c->size);
     for (int i = 0; i < c->size; i++)
         counts[i] = rcount;
@@ -259,6 +259,7 @@ int MPI_Reduce_scatter_block(const void *send, void *recv, int rcount, MPI_Datat
 void pm_coll_scan(const void *send, void *recv, int count, MPI_Datatype t, MPI_Op op, pm_comm *c,
                   int exclusive)
 {
+    pm_need_count(count, "count");
     void *part_s, *tmp_s;
     void *part = pm_type_buffer(t, count, &part_s), *tmp = pm_type_buffer(t, count, &tmp_s);
     pm_local_copy(send == MPI_IN_PLACE ? recv : send, count, t, part_s, count, t);

@@ -14,6 +14,10 @@ void pm_coll_gatherv(const void *send, int scount, MPI_Datatype stype, void *rec
                      const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
                      pm_comm *c)
 {
+    if (c->rank != root || send != MPI_IN_PLACE)
+        pm_need_count(scount, "sendcount");
+    if (c->rank == root)
+        pm_need_counts(rcounts, c->size, "recvcounts");
     check_root(root, c);
     if (c->rank != root) {
         c_send(send, scount, stype, root, TAG, c, 1);
@@ -46,6 +50,10 @@ int MPI_Gatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
 void pm_coll_scatterv(const void *send, const int scounts[], const int displs[], MPI_Datatype stype,
                       void *recv, int rcount, MPI_Datatype rtype, int root, pm_comm *c)
 {
+    if (c->rank == root)
+        pm_need_counts(scounts, c->size, "sendcounts");
+    if (c->rank != root || recv != MPI_IN_PLACE)
+        pm_need_count(rcount, "recvcount");
     check_root(root, c);
     if (c->rank != root) {
         c_recv(recv, rcount, rtype, root, TAG, c, 1, MPI_STATUS_IGNORE);
@@ -77,6 +85,9 @@ int MPI_Scatterv(const void *send, const int scounts[], const int displs[], MPI_
 void pm_coll_allgatherv(const void *send, int scount, MPI_Datatype stype, void *recv,
                         const int rcounts[], const int displs[], MPI_Datatype rtype, pm_comm *c)
 {
+    if (send != MPI_IN_PLACE)
+        pm_need_count(scount, "sendcount");
+    pm_need_counts(rcounts, c->size, "recvcounts");
     int p = c->size, rank = c->rank;
     size_t sz = pm_type_size(rtype), total = 0;
     size_t *off = xmalloc(sizeof(size_t) * (size_t)(p + 1));
@@ -116,6 +127,8 @@ void pm_coll_alltoallv(const void *send, const int scounts[], const int sdispls[
 {
     if (send == MPI_IN_PLACE)
         pm_fatal("MPI_IN_PLACE is not modelled for MPI_Alltoallv");
+    pm_need_counts(scounts, c->size, "sendcounts");
+    pm_need_counts(rcounts, c->size, "recvcounts");
     int p = c->size, rank = c->rank;
     MPI_Request *r = xmalloc(sizeof(MPI_Request) * 2 * (size_t)p);
     int k = 0;

@@ -218,6 +218,34 @@ _Noreturn void pm_fatal(const char *fmt, ...)
     exit(1);
 }
 
+void pm_need_count(int count, const char *arg)
+{
+    if (count < 0)
+        pm_fatal("%s = %d is negative (MPI_ERR_COUNT)", arg, count);
+}
+
+void pm_need_counts(const int counts[], int n, const char *arg)
+{
+    if (n > 0 && !counts)
+        pm_fatal("%s is NULL where %d counts are read (MPI_ERR_ARG)", arg, n);
+    for (int i = 0; i < n; i++)
+        if (counts[i] < 0)
+            pm_fatal("%s[%d] = %d is negative (MPI_ERR_COUNT)", arg, i, counts[i]);
+}
+
+void pm_need_req(const MPI_Request *req, const char *arg)
+{
+    if (!req)
+        pm_fatal("%s is NULL (MPI_ERR_REQUEST)", arg);
+}
+
+void pm_need_reqs(const MPI_Request reqs[], int n)
+{
+    pm_need_count(n, "count");
+    if (n > 0 && !reqs)
+        pm_fatal("array_of_requests is NULL where %d requests are read (MPI_ERR_REQUEST)", n);
+}
+
 /* Called by the generated stubs (unsupported.c) for calls the layer does not
  * model: never run them untimed. */
 _Noreturn void p2mpi_unsupported(const char *name)

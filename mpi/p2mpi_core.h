@@ -41,6 +41,21 @@ void pm_charge(uint64_t ps);
 uint64_t pm_now_ps(void);
 /* Ends the job: "p2mpi: rank R: <call>: <message>", exit status 1. */
 _Noreturn void pm_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Erroneous arguments, refused before they reach the layer's arithmetic (a
+ * negative count made a size_t of 2^64 - 4 bytes: a segfault or "out of
+ * memory" deep inside an algorithm): the job ends naming the call, the
+ * rank, the argument by the standard's name and the error class, as Open
+ * MPI's own bindings refuse them. A negative count (MPI_ERR_COUNT); one in
+ * the first n entries of a vector of counts (named arg[i]; a NULL vector
+ * with n > 0 is MPI_ERR_ARG); a NULL where the call writes or reads a
+ * request (MPI_ERR_REQUEST). */
+void pm_need_count(int count, const char *arg);
+void pm_need_counts(const int counts[], int n, const char *arg);
+void pm_need_req(const MPI_Request *req, const char *arg);
+/* The waits' and tests' array of n requests: n negative (MPI_ERR_COUNT, as
+ * the Fortran bindings' conversion says), or a NULL array with n > 0
+ * (MPI_ERR_REQUEST). */
+void pm_need_reqs(const MPI_Request reqs[], int n);
 /* Called by the generated stubs (unsupported.c) for the calls the layer
  * does not model. */
 _Noreturn void p2mpi_unsupported(const char *name);

@@ -170,6 +170,7 @@ static nbc *nbc_new(const char *name, void (*run)(nbc *), MPI_Comm comm)
 /* The request, the context, the first round. */
 static int start(nbc *n, MPI_Request *req)
 {
+    pm_need_req(req, "request");
     pm_comm *c = n->comm;
     if (c->ctx + 1u >= 1u << NBC_SEQ_SHIFT)
         pm_fatal("too many communicators made for the nonblocking collectives' contexts");

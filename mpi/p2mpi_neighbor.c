@@ -115,6 +115,14 @@ static void neighbor_body(nb_args *a)
     int nin, nout, cart, *in, *out, count, k = 0;
     MPI_Datatype type;
     pm_topo_neighbors(a->c, a->call, &nin, &in, &nout, &out, &cart);
+    if (a->kind == NB_ALLTOALLV || a->kind == NB_ALLTOALLW)
+        pm_need_counts(a->scounts, nout, "sendcounts");
+    else
+        pm_need_count(a->scount, "sendcount");
+    if (a->kind == NB_ALLGATHER || a->kind == NB_ALLTOALL)
+        pm_need_count(a->rcount, "recvcount");
+    else
+        pm_need_counts(a->rcounts, nin, "recvcounts");
     /* the communicator on its collective context (a nonblocking one's own),
      * matched by tag */
     pm_comm on = *a->c;
@@ -144,6 +152,8 @@ static void alltoallw_body(nb_args *a)
     if (a->sbuf == MPI_IN_PLACE)
         pm_fatal("MPI_IN_PLACE is not modelled for %s", a->call);
     pm_comm *c = a->c;
+    pm_need_counts(a->scounts, c->size, "sendcounts");
+    pm_need_counts(a->rcounts, c->size, "recvcounts");
     int p = c->size, rank = c->rank, sc, rc, k = 0;
     MPI_Datatype st, rt;
     const void *sb = sblock(a, rank, &sc, &st);
@@ -212,6 +222,7 @@ int MPI_Ineighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, vo
                             int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
     CALL("MPI_Ineighbor_allgather");
+    pm_need_req(req, "request");
     RETURN(allgather(E.call, sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 
@@ -238,6 +249,7 @@ int MPI_Ineighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, v
                              MPI_Comm comm, MPI_Request *req)
 {
     CALL("MPI_Ineighbor_allgatherv");
+    pm_need_req(req, "request");
     RETURN(allgatherv(E.call, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req));
 }
 
@@ -260,6 +272,7 @@ int MPI_Ineighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, voi
                            int rcount, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
     CALL("MPI_Ineighbor_alltoall");
+    pm_need_req(req, "request");
     RETURN(alltoall(E.call, sbuf, scount, stype, rbuf, rcount, rtype, comm, req));
 }
 
@@ -288,6 +301,7 @@ int MPI_Ineighbor_alltoallv(const void *sbuf, const int scounts[], const int sdi
                             MPI_Request *req)
 {
     CALL("MPI_Ineighbor_alltoallv");
+    pm_need_req(req, "request");
     RETURN(alltoallv(E.call, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm,
                      req));
 }
@@ -318,6 +332,7 @@ int MPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Ain
                             MPI_Request *req)
 {
     CALL("MPI_Ineighbor_alltoallw");
+    pm_need_req(req, "request");
     RETURN(alltoallw(E.call, sbuf, scounts, sdispls, stypes, rbuf, rcounts,
                      rdispls, rtypes, comm, req));
 }
@@ -350,6 +365,7 @@ int MPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                    MPI_Request *req)
 {
     CALL("MPI_Ialltoallw");
+    pm_need_req(req, "request");
     RETURN(alltoallw_int(E.call, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes,
                          comm, req));
 }

@@ -70,8 +70,7 @@ int pm_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, p
              int coll, int sync, MPI_Request *req)
 {
     pm_check_peer(c, dest, 0);
-    if (count < 0)
-        pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
+    pm_need_count(count, "count");
     if (!coll && tag < 0)
         pm_fatal("negative tag %d (MPI_ERR_TAG)", tag);
     pm_req *r = req_start(RQ_SEND, (void *)buf, count, type, dest, tag, c, coll, req);
@@ -108,8 +107,7 @@ int pm_irecv(void *buf, int count, MPI_Datatype type, int src, int tag, pm_comm 
              MPI_Request *req)
 {
     pm_check_peer(c, src, 1);
-    if (count < 0)
-        pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
+    pm_need_count(count, "count");
     pm_req *r = req_start(RQ_RECV, buf, count, type, src, tag, c, coll, req);
     if (src == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
@@ -299,8 +297,7 @@ void pm_unexp_take(pm_unexp *u)
 
 int pm_imrecv(void *buf, int count, MPI_Datatype type, pm_unexp *u, pm_comm *c, MPI_Request *req)
 {
-    if (count < 0)
-        pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
+    pm_need_count(count, "count");
     pm_req *r = req_start(RQ_RECV, buf, count, type, pm_comm_rank_of(c, u->h.src), u->h.tag, c, 0,
                           req);
     pm_deliver(r, &u->h, u->data);
@@ -392,8 +389,7 @@ int pm_ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
               MPI_Request *req)
 {
     pm_check_peer(c, dest, 0);
-    if (count < 0)
-        pm_fatal("negative count %d (MPI_ERR_COUNT)", count);
+    pm_need_count(count, "count");
     if (tag < 0)
         pm_fatal("negative tag %d (MPI_ERR_TAG)", tag);
     if (dest == MPI_PROC_NULL) {

@@ -31,6 +31,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
               MPI_Request *req)
 {
     CALL("MPI_Isend");
+    pm_need_req(req, "request");
     RETURN(pm_isend(buf, count, type, dest, tag, pm_comm_of(comm, "MPI_Isend"), 0, 0, req));
 }
 
@@ -38,6 +39,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Request *req)
 {
     CALL("MPI_Issend");
+    pm_need_req(req, "request");
     RETURN(pm_isend(buf, count, type, dest, tag, pm_comm_of(comm, "MPI_Issend"), 0, 1, req));
 }
 
@@ -52,6 +54,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int src, int tag, MPI_Com
               MPI_Request *req)
 {
     CALL("MPI_Irecv");
+    pm_need_req(req, "request");
     RETURN(pm_irecv(buf, count, type, src, tag, pm_comm_of(comm, "MPI_Irecv"), 0, req));
 }
 
@@ -59,6 +62,8 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
                  int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status *st)
 {
     CALL("MPI_Sendrecv");
+    pm_need_count(scount, "sendcount");
+    pm_need_count(rcount, "recvcount");
     RETURN(pm_sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag,
                        pm_comm_of(comm, "MPI_Sendrecv"), 0, st));
 }
@@ -67,6 +72,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
                          int rtag, MPI_Comm comm, MPI_Status *st)
 {
     CALL("MPI_Sendrecv_replace");
+    pm_need_count(count, "count");
     void *tmp_shift;
     void *tmp = pm_type_buffer(type, count, &tmp_shift);
     pm_sendrecv(buf, count, type, dest, stag, tmp_shift, count, type, src, rtag,
@@ -81,18 +87,21 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 int MPI_Wait(MPI_Request *req, MPI_Status *st)
 {
     CALL("MPI_Wait");
+    pm_need_req(req, "request");
     RETURN(pm_wait(req, st));
 }
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
     CALL("MPI_Waitall");
+    pm_need_reqs(reqs, n);
     RETURN(pm_waitall(n, reqs, sts));
 }
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 {
     CALL("MPI_Test");
+    pm_need_req(req, "request");
     if (pm_inactive(*req)) {
         *flag = 1;
         pm_empty_status(st);
@@ -109,6 +118,7 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
     CALL("MPI_Testall");
+    pm_need_reqs(reqs, n);
     pm_poll();
     int all = 1;
     for (int i = 0; i < n; i++)
@@ -144,6 +154,7 @@ static int first_done(int n, MPI_Request reqs[])
 int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
 {
     CALL("MPI_Waitany");
+    pm_need_reqs(reqs, n);
     int i;
     pm_nbc_run();
     while ((i = first_done(n, reqs)) == -1)
@@ -161,6 +172,7 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
 int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
 {
     CALL("MPI_Testany");
+    pm_need_reqs(reqs, n);
     pm_poll();
     int i = first_done(n, reqs);
     *flag = i != -1;
@@ -194,6 +206,7 @@ static int some_done(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_St
 int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
     CALL("MPI_Waitsome");
+    pm_need_reqs(reqs, n);
     pm_nbc_run();
     while (first_done(n, reqs) == -1)
         pm_block();
@@ -204,6 +217,7 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status
 int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
     CALL("MPI_Testsome");
+    pm_need_reqs(reqs, n);
     pm_poll();
     some_done(n, reqs, outcount, idx, sts);
     RETURN(MPI_SUCCESS);
@@ -212,6 +226,7 @@ int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status
 int MPI_Request_free(MPI_Request *req)
 {
     CALL("MPI_Request_free");
+    pm_need_req(req, "request");
     if (*req == MPI_REQUEST_NULL)
         RETURN(MPI_SUCCESS);
     pm_req *r = as_req(*req);
@@ -258,6 +273,7 @@ int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
 int MPI_Cancel(MPI_Request *req)
 {
     CALL("MPI_Cancel");
+    pm_need_req(req, "request");
     if (*req == MPI_REQUEST_NULL)
         pm_fatal("MPI_REQUEST_NULL passed (MPI_ERR_REQUEST)");
     pm_req *r = as_req(*req);
@@ -298,6 +314,9 @@ int MPI_Test_cancelled(const MPI_Status *st, int *flag)
 static int persist(int kind, const void *buf, int count, MPI_Datatype type, int peer, int tag,
                    MPI_Comm comm, int sync, MPI_Request *req, const char *call)
 {
+    /* the erroneous call is this one, not a later MPI_Start */
+    pm_need_count(count, "count");
+    pm_need_req(req, "request");
     pm_comm *c = pm_comm_of(comm, call);
     pm_check_peer(c, peer, kind == RQ_RECV);
     pm_req *r = pm_req_new(kind);
@@ -390,6 +409,7 @@ static void start_one(MPI_Request *h)
 int MPI_Start(MPI_Request *req)
 {
     CALL("MPI_Start");
+    pm_need_req(req, "request");
     start_one(req);
     RETURN(MPI_SUCCESS);
 }
@@ -397,6 +417,7 @@ int MPI_Start(MPI_Request *req)
 int MPI_Startall(int n, MPI_Request reqs[])
 {
     CALL("MPI_Startall");
+    pm_need_reqs(reqs, n);
     for (int i = 0; i < n; i++)
         start_one(&reqs[i]);
     RETURN(MPI_SUCCESS);

@@ -72,6 +72,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Request *req)
 {
     CALL("MPI_Ibsend");
+    pm_need_req(req, "request");
     RETURN(pm_ibsend(buf, count, type, dest, tag, pm_comm_of(comm, "MPI_Ibsend"), req));
 }
 
@@ -85,6 +86,7 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Request *req)
 {
     CALL("MPI_Irsend");
+    pm_need_req(req, "request");
     RETURN(pm_isend(buf, count, type, dest, tag, pm_comm_of(comm, "MPI_Irsend"), 0, 0, req));
 }
 
@@ -182,6 +184,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, MPI_Sta
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, MPI_Request *req)
 {
     CALL("MPI_Imrecv");
+    pm_need_req(req, "request");
     imrecv(buf, count, type, msg, req);
     RETURN(MPI_SUCCESS);
 }
@@ -232,6 +235,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query, MPI_Grequest_free_fun
                        MPI_Grequest_cancel_function *cancel, void *extra, MPI_Request *req)
 {
     CALL("MPI_Grequest_start");
+    pm_need_req(req, "request");
     pm_greq *g = malloc(sizeof *g);
     if (!g)
         pm_fatal("out of memory");

@@ -467,6 +467,9 @@ uint64_t pm_rma_op(int kind, pm_win *w, int target, const void *origin, int ocou
                    int want_req)
 {
     const char *call = E.call ? E.call : kind_name(kind);
+    pm_need_count(ocount, "origin_count");
+    pm_need_count(rcount, "result_count");
+    pm_need_count(tcount, "target_count");
     if (target < 0 || target >= w->comm->size)
         pm_fatal("%s: rank %d is not in the window's group (size %d) (MPI_ERR_RANK)", call, target,
                  w->comm->size);
@@ -479,8 +482,6 @@ uint64_t pm_rma_op(int kind, pm_win *w, int target, const void *origin, int ocou
                      "MPI_Win_lock_all or MPI_Win_start opened one (MPI_ERR_RMA_SYNC)",
                      call, target);
     }
-    if (ocount < 0 || tcount < 0 || rcount < 0)
-        pm_fatal("%s: negative count (MPI_ERR_COUNT)", call);
     int accum = kind == PM_ACC || kind == PM_GET_ACC || kind == PM_CAS;
     size_t tbytes = pm_type_size(ttype) * (size_t)tcount;
     size_t obytes = kind == PM_GET_ACC && op == MPI_NO_OP ? tbytes

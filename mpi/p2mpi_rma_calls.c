@@ -18,9 +18,11 @@ static pm_win *begin(const char *call, MPI_Win win)
     return w;
 }
 
-/* Request-based operations belong to passive-target epochs (MPI-3.1 11.3.5). */
-static void need_passive(pm_win *w, int target)
+/* Request-based operations return a request and belong to passive-target
+ * epochs (MPI-3.1 11.3.5). */
+static void need_passive(pm_win *w, int target, const MPI_Request *req)
 {
+    pm_need_req(req, "request");
     if (target != MPI_PROC_NULL && !w->lock_all && !(target >= 0 && target < w->comm->size && w->locked[target]))
         pm_fatal("request-based operations need a passive-target epoch on rank %d: "
                  "MPI_Win_lock or MPI_Win_lock_all (MPI_ERR_RMA_SYNC)",
@@ -106,7 +108,7 @@ int MPI_Rput(const void *origin, int ocount, MPI_Datatype otype, int target, MPI
              int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *req)
 {
     pm_win *w = begin("MPI_Rput", win);
-    need_passive(w, target);
+    need_passive(w, target, req);
     *req = target == MPI_PROC_NULL
                ? done_req()
                : req_of(pm_rma_op(PM_PUT, w, target, origin, ocount, otype, NULL, 0, MPI_BYTE, NULL,
@@ -118,7 +120,7 @@ int MPI_Rget(void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint 
              MPI_Datatype ttype, MPI_Win win, MPI_Request *req)
 {
     pm_win *w = begin("MPI_Rget", win);
-    need_passive(w, target);
+    need_passive(w, target, req);
     *req = target == MPI_PROC_NULL
                ? done_req()
                : req_of(pm_rma_op(PM_GET, w, target, origin, ocount, otype, NULL, 0, MPI_BYTE, NULL,
@@ -130,7 +132,7 @@ int MPI_Raccumulate(const void *origin, int ocount, MPI_Datatype otype, int targ
                     int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req)
 {
     pm_win *w = begin("MPI_Raccumulate", win);
-    need_passive(w, target);
+    need_passive(w, target, req);
     if (op == MPI_NO_OP)
         pm_fatal("MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op (MPI_ERR_OP)");
     *req = target == MPI_PROC_NULL
@@ -145,7 +147,7 @@ int MPI_Rget_accumulate(const void *origin, int ocount, MPI_Datatype otype, void
                         MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req)
 {
     pm_win *w = begin("MPI_Rget_accumulate", win);
-    need_passive(w, target);
+    need_passive(w, target, req);
     *req = target == MPI_PROC_NULL
                ? done_req()
                : req_of(pm_rma_op(PM_GET_ACC, w, target, origin, ocount, otype, result, rcount,

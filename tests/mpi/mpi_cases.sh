@@ -504,6 +504,34 @@ rma_disp)
         grep -q "returned" "$TMP/err" && fail "$call at a negative displacement returned"
     done
     expect_clean ;;
+counts)
+    # Issue 37, item 9: negative counts (a segfault in the layer, or "out of
+    # memory for a 18446744073709551612-byte buffer") and NULL request
+    # pointers end the job naming the call, the rank and the argument.
+    for pair in send:MPI_Send:count:0 irecv:MPI_Irecv:count:1 sendrecv:MPI_Sendrecv:recvcount:. \
+                send_init:MPI_Send_init:count:0 bcast:MPI_Bcast:count:. reduce:MPI_Reduce:count:. \
+                allreduce:MPI_Allreduce:count:. scan:MPI_Scan:count:. iallreduce:MPI_Iallreduce:count:. \
+                ireduce:MPI_Ireduce:count:. allgather:MPI_Allgather:sendcount:. \
+                gatherv:MPI_Gatherv:recvcounts[1]:0 ialltoallv:MPI_Ialltoallv:sendcounts[1]:. \
+                neighbor_alltoallv:MPI_Neighbor_alltoallv:sendcounts[1]:. put:MPI_Put:origin_count:0; do
+        IFS=: read -r call name arg who <<<"$pair"
+        run -n 2 --timeout 60 -- "$BIN/mpi_hostile" count $call
+        expect_rc 1
+        grep -qE "^p2mpi: rank $who: $name: ${arg//[/\\[} = -4 is negative \(MPI_ERR_COUNT\)$" "$TMP/err" ||
+            fail "$name: no MPI_ERR_COUNT report naming $arg"
+        grep -q "returned" "$TMP/err" && fail "$name with a negative count returned"
+        expect_clean
+    done
+    for pair in isend:MPI_Isend:0 irecv:MPI_Irecv:1 iallreduce:MPI_Iallreduce:. \
+                ineighbor_allgather:MPI_Ineighbor_allgather:. wait:MPI_Wait:. rput:MPI_Rput:0; do
+        IFS=: read -r call name who <<<"$pair"
+        run -n 2 --timeout 60 -- "$BIN/mpi_hostile" nullreq $call
+        expect_rc 1
+        grep -qE "^p2mpi: rank $who: $name: request is NULL \(MPI_ERR_REQUEST\)$" "$TMP/err" ||
+            fail "$name: no MPI_ERR_REQUEST report for a NULL request"
+        grep -q "returned" "$TMP/err" && fail "$name with a NULL request returned"
+        expect_clean
+    done ;;
 rma_*)
     # One-sided communication (tests/mpi/mpi_rma.c): Put, Get, Accumulate on
     # four kinds of window under fence and lock_all, the atomics, exclusive
