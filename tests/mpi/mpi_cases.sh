@@ -532,6 +532,23 @@ counts)
         grep -q "returned" "$TMP/err" && fail "$name with a NULL request returned"
         expect_clean
     done ;;
+eager_min)
+    # Issue 37, item 6: mpi_eager_bytes = 0 was accepted at load and failed
+    # every MPI_Accumulate at run time (an accumulate's active message
+    # carries at least one element in an eager buffer). It is refused at
+    # load, naming the minimum; at the minimum every accumulate kind works
+    # on the widest predefined type.
+    printf 'mpi_eager_bytes = 0\n' >"$TMP/eager.params"
+    run -n 2 --timeout 60 --params "$TMP/eager.params" -- "$BIN/mpi_hostile" acc
+    expect_rc 2
+    expect_err "$TMP/eager.params:1: mpi_eager_bytes = 0: must be in [64, 1048576]"
+    [ -s "$TMP/out" ] && fail "ranks ran with mpi_eager_bytes = 0"
+    printf 'mpi_eager_bytes = 64\n' >"$TMP/eager.params"
+    run -n 2 --timeout 60 --params "$TMP/eager.params" -- "$BIN/mpi_hostile" acc
+    expect_rc 0
+    expect_out "acc: old 12, got 11+2i, prev 5: ok"
+    expect_out "acc: target ok"
+    expect_clean ;;
 rma_*)
     # One-sided communication (tests/mpi/mpi_rma.c): Put, Get, Accumulate on
     # four kinds of window under fence and lock_all, the atomics, exclusive

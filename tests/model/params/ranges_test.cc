@@ -344,9 +344,19 @@ TEST(ParamChecks, MpiShareHoldsTheLayer) {
   EXPECT_EQ(checked_error("mpi_eager_bytes = 1048576\nmpi_host_bytes = 403939264\n"),
             ":2: mpi_host_bytes = 403939264 cannot hold the MPI layer's queues and 384 eager buffers of "
             "mpi_eager_bytes = 1048576 and 1 MiB of rendezvous staging: they need 403939328 bytes");
-  EXPECT_EQ(checked_error("mpi_eager_bytes = 0\nmpi_host_bytes = 1048576\n"),
+  EXPECT_EQ(checked_error("mpi_eager_bytes = 64\nmpi_host_bytes = 1048576\n"),
             ":2: mpi_host_bytes = 1048576 cannot hold the MPI layer's queues and 384 eager buffers of "
-            "mpi_eager_bytes = 0 and 1 MiB of rendezvous staging: they need 1286144 bytes");
+            "mpi_eager_bytes = 64 and 1 MiB of rendezvous staging: they need 1310720 bytes");
+}
+
+// Issue 37: an eager buffer must hold a one-sided accumulate's element pair
+// of the widest predefined datatype (MPI_Compare_and_swap of a
+// MPI_C_LONG_DOUBLE_COMPLEX: 64 bytes); 0 was accepted and every
+// MPI_Accumulate failed at run time.
+TEST(ParamChecks, MpiEagerBuffersHoldAnAccumulate) {
+  EXPECT_EQ(checked_error("mpi_eager_bytes = 0\n"), ":1: mpi_eager_bytes = 0: must be in [64, 1048576]");
+  EXPECT_EQ(checked_error("mpi_eager_bytes = 63\n"), ":1: mpi_eager_bytes = 63: must be in [64, 1048576]");
+  EXPECT_EQ(checked_error("mpi_eager_bytes = 64\n"), "");
 }
 
 // The share comes off the top of host memory: with `device ib` (MPI can run)
