@@ -24,6 +24,8 @@
 #include "p2mpi_rma.h"
 
 #include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +161,13 @@ static void part_done(uint64_t id)
         op_free(id);
 }
 
+static const char *kind_name(int kind)
+{
+    static const char *const names[] = {"", "MPI_Put", "MPI_Get", "MPI_Accumulate",
+                                        "MPI_Get_accumulate", "MPI_Compare_and_swap"};
+    return names[kind];
+}
+
 /* ---- The table of windows ----------------------------------------------------------- */
 
 void pm_win_link(pm_win *w)
@@ -248,6 +257,45 @@ static void apply(int kind, uint8_t *mem, uint64_t count, MPI_Datatype b, MPI_Op
         pm_charge_copy(n);
 }
 
+/* apply() on memory the program handed over: a dynamic window's attached
+ * region may have been unmapped since MPI_Win_attach (erroneous, and
+ * otherwise a SIGSEGV inside the layer at whatever call handles the
+ * operation). Returns 0, or the signal the access took. */
+typedef struct apply_args {
+    int kind;
+    uint8_t *mem;
+    uint64_t count;
+    MPI_Datatype b;
+    MPI_Op op;
+    const uint8_t *in, *cmp;
+    uint8_t *old;
+} apply_args;
+
+static void apply_args_run(void *p)
+{
+    const apply_args *a = p;
+    apply(a->kind, a->mem, a->count, a->b, a->op, a->in, a->cmp, a->old);
+}
+
+static int apply_guarded(const pm_win *w, int kind, uint8_t *mem, uint64_t count, MPI_Datatype b,
+                         MPI_Op op, const uint8_t *in, const uint8_t *cmp, uint8_t *old)
+{
+    apply_args a = {kind, mem, count, b, op, in, cmp, old};
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) { /* the layer's memory or its registered copy */
+        apply_args_run(&a);
+        return 0;
+    }
+    return pm_rma_guarded(apply_args_run, &a);
+}
+
+/* How messages name a window: its id (the same at every member) and the
+ * name MPI_Win_set_name gave it, if any. */
+static const char *win_label(const pm_win *w, char *buf, size_t n)
+{
+    snprintf(buf, n, w->name[0] ? "window %u \"%s\"" : "window %u", w->id, w->name);
+    return buf;
+}
+
 /* The bytes [addr, addr + span) of w at this rank: its public memory at that
  * offset, or (dynamic) an attached region holding them; NULL if none. */
 static uint8_t *local_mem(pm_win *w, uint64_t addr, uint64_t span)
@@ -262,6 +310,82 @@ static uint8_t *local_mem(pm_win *w, uint64_t addr, uint64_t span)
     if (addr > (uint64_t)w->size || span > (uint64_t)w->size - addr)
         return NULL;
     return w->pub + addr;
+}
+
+/* ---- The program's memory -------------------------------------------------------- */
+
+/* Read from the kernel's list of the process's mappings, in address order with
+ * their permissions. A probe would say less or cost more: write()ing the
+ * range to a pipe or process_vm_readv prove it readable only (a read-only
+ * mapping passes), mincore() says mapped but not writable, writing the bytes
+ * back (process_vm_writev) races with the program's other threads and is
+ * refused by some containers' seccomp filters, and a store under a SIGSEGV
+ * handler would change the memory. The list costs one read of a small file
+ * per window creation or attach (rare calls) and cannot fault. */
+int pm_rma_writable(const void *p, uint64_t n)
+{
+    uint64_t at = (uint64_t)(uintptr_t)p, end;
+    if (!n)
+        return 1;
+    if (__builtin_add_overflow(at, n, &end))
+        return 0;
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return 1; /* no procfs: nothing to tell by, as before the check */
+    char *line = NULL;
+    size_t cap = 0;
+    while (at < end && getline(&line, &cap, f) > 0) {
+        uint64_t lo, hi;
+        char perm[5];
+        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s", &lo, &hi, perm) != 3 || hi <= at)
+            continue;
+        if (lo > at || perm[1] != 'w')
+            break; /* a hole, or a mapping the process cannot write */
+        at = hi;
+    }
+    free(line);
+    fclose(f);
+    return at >= end;
+}
+
+/* The access under guard: a fault there (memory the program unmapped after
+ * handing it over) jumps back instead of killing the process, so the layer
+ * can name the window and address. The handler is installed around each
+ * guarded access only and the program's own put back after it, so the
+ * program's SIGSEGV handling is untouched elsewhere; a fault of another
+ * thread meanwhile goes to the program's handler (guard_on is per thread). */
+static __thread sigjmp_buf guard_env;
+static __thread volatile sig_atomic_t guard_on;
+static struct sigaction guard_prev[2];
+
+static void guard_fault(int sig, siginfo_t *si, void *uc)
+{
+    (void)si;
+    (void)uc;
+    if (guard_on)
+        siglongjmp(guard_env, sig);
+    /* not ours: the program's disposition again, and the access re-runs into it */
+    sigaction(sig, &guard_prev[sig == SIGBUS], NULL);
+}
+
+int pm_rma_guarded(void (*fn)(void *), void *arg)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = guard_fault;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &guard_prev[0]);
+    sigaction(SIGBUS, &sa, &guard_prev[1]);
+    int sig = sigsetjmp(guard_env, 1);
+    if (!sig) {
+        guard_on = 1;
+        fn(arg);
+    }
+    guard_on = 0;
+    sigaction(SIGSEGV, &guard_prev[0], NULL);
+    sigaction(SIGBUS, &guard_prev[1], NULL);
+    return sig;
 }
 
 /* ---- Active messages ---------------------------------------------------------------- */
@@ -307,7 +431,15 @@ static void target_apply(const pm_rma_hdr *h, const uint8_t *data)
     size_t n = h->kind == PM_PUT || h->kind == PM_GET ? h->count : h->count * pm_type_size(b);
     int fetch = h->kind == PM_GET || h->kind == PM_GET_ACC || h->kind == PM_CAS;
     uint8_t *old = fetch ? malloc(n ? n : 1) : NULL;
-    apply(h->kind, mem, h->count, b, pm_rma_op_code[h->op], data, data + n, old);
+    if (apply_guarded(w, h->kind, mem, h->count, b, pm_rma_op_code[h->op], data, data + n, old)) {
+        /* the operation is the origin's: it reports it (this rank's memory
+         * and state are as before the message) */
+        r.status = MPI_ERR_RMA_ATTACH;
+        r.kind = h->kind;
+        r.addr = h->addr;
+        r.count = span;
+        fetch = 0;
+    }
     am_send(w, pm_comm_rank_of(w->comm, h->src), &r, old, fetch ? n : 0, NULL, 0);
     free(old);
 }
@@ -320,6 +452,13 @@ static void rma_arrived(const void *hdr, const uint8_t *data)
     case H_RMA_OP: target_apply(&h, data); return;
     case H_RMA_REPLY: {
         rma_op *o = op_of(h.id);
+        char label[MPI_MAX_OBJECT_NAME + 32];
+        if (h.status == MPI_ERR_RMA_ATTACH)
+            pm_fatal("%s to rank %d: %s (dynamic): the %" PRIu64 " bytes at 0x%" PRIx64
+                     " are attached there but no longer mapped writable (freed after "
+                     "MPI_Win_attach?) (MPI_ERR_RMA_ATTACH)",
+                     kind_name(h.kind), h.src, win_label(o->win, label, sizeof label), h.count,
+                     h.addr);
         if (h.status && o->win->flavor == MPI_WIN_FLAVOR_DYNAMIC)
             pm_fatal("rank %d refused a one-sided operation: the %" PRIu64 " bytes at 0x%" PRIx64
                      " are outside its window (no attached region holds them) (MPI_ERR_RMA_RANGE)",
@@ -366,13 +505,6 @@ void pm_rma_notify(pm_win *w, int target, int what)
 }
 
 /* ---- Operations ----------------------------------------------------------------------- */
-
-static const char *kind_name(int kind)
-{
-    static const char *const names[] = {"", "MPI_Put", "MPI_Get", "MPI_Accumulate",
-                                        "MPI_Get_accumulate", "MPI_Compare_and_swap"};
-    return names[kind];
-}
 
 /* RDMA: one work request per run of the target's bytes, out of or into staging. */
 static void rdma_op(int kind, pm_win *w, int target, uint64_t id, const pm_run *r, size_t nr,
@@ -573,7 +705,13 @@ uint64_t pm_rma_op(int kind, pm_win *w, int target, const void *origin, int ocou
                 pm_fatal("%s: bytes [%" PRIu64 ", +%" PRIu64 ") are outside the own window (no "
                          "attached region holds them) (MPI_ERR_RMA_RANGE)",
                          call, tbase + (uint64_t)r[i].off, span);
-            apply(kind, mem, r[i].n, b, op, in ? in + packed : NULL, cmp, fetch ? o->rbuf + packed : NULL);
+            if (apply_guarded(w, kind, mem, r[i].n, b, op, in ? in + packed : NULL, cmp,
+                              fetch ? o->rbuf + packed : NULL)) {
+                char label[MPI_MAX_OBJECT_NAME + 32];
+                pm_fatal("%s: %s (dynamic): the %" PRIu64 " bytes at %p are attached here but no "
+                         "longer mapped writable (freed after MPI_Win_attach?) (MPI_ERR_RMA_ATTACH)",
+                         call, win_label(w, label, sizeof label), span, (void *)mem);
+            }
             packed += r[i].n * es;
         }
     } else if (!rdma) {

@@ -94,6 +94,16 @@ size_t pm_rma_runs(MPI_Datatype t, int count, size_t elem, int64_t stride, pm_ru
  * MPI_DATATYPE_NULL if of several. */
 MPI_Datatype pm_rma_basic_type(MPI_Datatype t);
 
+/* ---- The program's memory ------------------------------------------------------ */
+/* Whether [p, p + n) is mapped writable in this process (MPI_Win_create,
+ * MPI_Win_attach refuse memory that is not). */
+int pm_rma_writable(const void *p, uint64_t n);
+/* Runs fn(arg), which touches memory the program handed the layer (a dynamic
+ * window's attached regions, a separate window's private copy); returns 0,
+ * or the signal (SIGSEGV, SIGBUS) its access took if the memory went away
+ * meanwhile, fn then cut short. */
+int pm_rma_guarded(void (*fn)(void *), void *arg);
+
 /* ---- Operations -------------------------------------------------------------- */
 enum { PM_PUT = 1, PM_GET = 2, PM_ACC = 3, PM_GET_ACC = 4, PM_CAS = 5 };
 /* One operation from this rank on target (comm rank) of w: kind PM_*, the

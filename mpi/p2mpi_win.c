@@ -98,6 +98,14 @@ static pm_win *win_new(MPI_Comm comm, int flavor, void *base, MPI_Aint size, int
         win_memory(w, 0, call);
         w->base = w->pub = base; /* RDMA straight into it */
     } else if (flavor == MPI_WIN_FLAVOR_CREATE) {
+        /* process memory the layer copies from now and writes RMA's updates
+         * into at every synchronisation: unmapped or read-only memory would
+         * fault inside the layer (NULL: at once; read-only: in the owner's
+         * next synchronisation after a Put) */
+        if (!pm_rma_writable(base, (uint64_t)size))
+            pm_fatal("%s: base = %p, size = %ld: the memory is not mapped writable for its whole "
+                     "length (MPI_ERR_ARG)",
+                     call, base, (long)size);
         win_memory(w, (uint64_t)size, call);
         w->model = MPI_WIN_SEPARATE;
         w->base = base;
@@ -152,6 +160,12 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
         pm_fatal("the window was not made by MPI_Win_create_dynamic (MPI_ERR_RMA_FLAVOR)");
     if (size < 0)
         pm_fatal("negative size %ld (MPI_ERR_SIZE)", (long)size);
+    /* the target applies other ranks' operations to it at its next MPI call:
+     * memory it cannot write would fault there, inside the layer */
+    if (!pm_rma_writable(base, (uint64_t)size))
+        pm_fatal("base = %p, size = %ld: the memory is not mapped writable for its whole length "
+                 "(MPI_ERR_RMA_ATTACH)",
+                 base, (long)size);
     pm_region *r = calloc(1, sizeof *r);
     r->base = base;
     r->size = (uint64_t)size;
@@ -216,10 +230,9 @@ int MPI_Free_mem(void *base)
 
 /* The owner's stores to its memory into the public copy: the bytes it changed
  * since the last synchronisation (RDMA may be writing others). */
-static void push(pm_win *w)
+static void push_bytes(void *arg)
 {
-    if (w->model != MPI_WIN_SEPARATE)
-        return;
+    pm_win *w = arg;
     uint8_t *priv = w->base;
     for (MPI_Aint i = 0; i < w->size; i++)
         if (priv[i] != w->shadow[i])
@@ -227,15 +240,29 @@ static void push(pm_win *w)
 }
 
 /* RMA's updates of the public copy into the owner's memory. */
-static void pull(pm_win *w)
+static void pull_bytes(void *arg)
 {
-    if (w->model != MPI_WIN_SEPARATE)
-        return;
+    pm_win *w = arg;
     uint8_t *priv = w->base;
     for (MPI_Aint i = 0; i < w->size; i++)
         if (w->pub[i] != w->shadow[i])
             priv[i] = w->shadow[i] = w->pub[i];
 }
+
+/* Both touch the program's memory, which it may have unmapped since
+ * MPI_Win_create (erroneous): a SIGSEGV inside the layer otherwise. */
+static void sync_private(pm_win *w, void (*fn)(void *))
+{
+    if (w->model != MPI_WIN_SEPARATE)
+        return;
+    if (pm_rma_guarded(fn, w))
+        pm_fatal("window %u: its memory, %ld bytes at %p, is no longer mapped writable (freed "
+                 "before MPI_Win_free?) (MPI_ERR_ARG)",
+                 w->id, (long)w->size, w->base);
+}
+
+static void push(pm_win *w) { sync_private(w, push_bytes); }
+static void pull(pm_win *w) { sync_private(w, pull_bytes); }
 
 int MPI_Win_free(MPI_Win *win)
 {

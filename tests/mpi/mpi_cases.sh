@@ -532,6 +532,41 @@ counts)
         grep -q "returned" "$TMP/err" && fail "$name with a NULL request returned"
         expect_clean
     done ;;
+rma_memory)
+    # Issue 37, item 10: windows on memory the process cannot write (a
+    # SIGSEGV inside the layer at the target's next synchronisation, or at
+    # once for MPI_Win_create(NULL, 1 MiB)). Attach and create refuse it;
+    # memory unmapped after MPI_Win_create is reported by its owner's next
+    # synchronisation, and after MPI_Win_attach at the origin whose
+    # operation reached it, not as a SIGSEGV in the target.
+    for what in attach-unmapped attach-readonly; do
+        run -n 2 --timeout 60 -- "$BIN/mpi_hostile" memory $what
+        expect_rc 1
+        grep -qE "^p2mpi: rank 1: MPI_Win_attach: base = 0x[0-9a-f]+, size = 65536: the memory is not mapped writable for its whole length \(MPI_ERR_RMA_ATTACH\)$" "$TMP/err" ||
+            fail "$what: no MPI_ERR_RMA_ATTACH report"
+        grep -qi "segmentation\|signal" "$TMP/err" && fail "$what: a signal"
+        expect_clean
+    done
+    for what in create-null create-readonly; do
+        run -n 2 --timeout 60 -- "$BIN/mpi_hostile" memory $what
+        expect_rc 1
+        grep -qE "^p2mpi: rank 1: MPI_Win_create: base = (0x[0-9a-f]+|\(nil\)), size = 1048576: the memory is not mapped writable for its whole length \(MPI_ERR_ARG\)$" "$TMP/err" ||
+            fail "$what: no MPI_ERR_ARG report"
+        grep -qi "segmentation\|signal" "$TMP/err" && fail "$what: a signal"
+        expect_clean
+    done
+    run -n 2 --timeout 60 -- "$BIN/mpi_hostile" memory create-freed
+    expect_rc 1
+    grep -qE "^p2mpi: rank 1: MPI_Win_fence: window [0-9]+: its memory, 1048576 bytes at 0x[0-9a-f]+, is no longer mapped writable \(freed before MPI_Win_free\?\) \(MPI_ERR_ARG\)$" "$TMP/err" ||
+        fail "memory unmapped after MPI_Win_create: no report"
+    grep -qi "segmentation\|signal" "$TMP/err" && fail "create-freed: a signal"
+    expect_clean
+    run -n 2 --timeout 60 -- "$BIN/mpi_hostile" memory attach-freed
+    expect_rc 1
+    grep -qE "^p2mpi: rank 0: MPI_Win_flush_all: MPI_Put to rank 1: window [0-9]+ \(dynamic\): the 8 bytes at 0x[0-9a-f]+ are attached there but no longer mapped writable \(freed after MPI_Win_attach\?\) \(MPI_ERR_RMA_ATTACH\)$" "$TMP/err" ||
+        fail "memory unmapped after MPI_Win_attach: no report at the origin"
+    grep -qi "segmentation\|signal" "$TMP/err" && fail "attach-freed: a signal"
+    expect_clean ;;
 eager_min)
     # Issue 37, item 6: mpi_eager_bytes = 0 was accepted at load and failed
     # every MPI_Accumulate at run time (an accumulate's active message
