@@ -29,6 +29,18 @@ void pm_local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, i
 void pm_charge_copy(size_t n);
 /* The cost of such a copy, uncharged. */
 uint64_t pm_copy_ps(size_t n);
+/* The predefined datatypes and ops by number (handles differ between
+ * processes): a handle's number, -1 if it has none; a number's name (a
+ * user-defined op's, a derived type's, for -1). */
+extern MPI_Datatype pm_type_code[];
+extern MPI_Op pm_op_code[];
+int pm_type_to_code(MPI_Datatype t);
+int pm_op_to_code(MPI_Op op);
+const char *pm_op_name(int code);
+void pm_type_name_of(int code, char *out, size_t n);
+/* The predefined datatype t is built of (t itself if predefined), or
+ * MPI_DATATYPE_NULL if of several. */
+MPI_Datatype pm_basic_type(MPI_Datatype t);
 
 #pragma GCC visibility pop
 

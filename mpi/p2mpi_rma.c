@@ -415,7 +415,7 @@ static size_t am_payload(void) { return (size_t)(E.slot_bytes - HDR_BYTES); }
 static void target_apply(const pm_rma_hdr *h, const uint8_t *data)
 {
     pm_win *w = pm_win_by_id(h->win);
-    MPI_Datatype b = h->kind == PM_PUT || h->kind == PM_GET ? MPI_BYTE : pm_rma_type_code[h->dtype];
+    MPI_Datatype b = h->kind == PM_PUT || h->kind == PM_GET ? MPI_BYTE : pm_type_code[h->dtype];
     uint64_t span = h->kind == PM_PUT || h->kind == PM_GET
                         ? h->count
                         : (h->count ? (h->count - 1) * (uint64_t)pm_type_extent(b) + pm_type_size(b) : 0);
@@ -431,7 +431,7 @@ static void target_apply(const pm_rma_hdr *h, const uint8_t *data)
     size_t n = h->kind == PM_PUT || h->kind == PM_GET ? h->count : h->count * pm_type_size(b);
     int fetch = h->kind == PM_GET || h->kind == PM_GET_ACC || h->kind == PM_CAS;
     uint8_t *old = fetch ? malloc(n ? n : 1) : NULL;
-    if (apply_guarded(w, h->kind, mem, h->count, b, pm_rma_op_code[h->op], data, data + n, old)) {
+    if (apply_guarded(w, h->kind, mem, h->count, b, pm_op_code[h->op], data, data + n, old)) {
         /* the operation is the origin's: it reports it (this rank's memory
          * and state are as before the message) */
         r.status = MPI_ERR_RMA_ATTACH;
@@ -627,15 +627,15 @@ uint64_t pm_rma_op(int kind, pm_win *w, int target, const void *origin, int ocou
     MPI_Datatype b = MPI_BYTE;
     int dtype = 0, opc = 0;
     if (accum) {
-        b = pm_rma_basic_type(ttype);
-        dtype = pm_rma_type_to_code(b);
-        opc = pm_rma_op_to_code(op);
+        b = pm_basic_type(ttype);
+        dtype = pm_type_to_code(b);
+        opc = pm_op_to_code(op);
         if (dtype < 0)
             pm_fatal("%s: the target datatype is not built of one predefined datatype (MPI_ERR_TYPE)",
                      call);
         if (opc < 0)
             pm_fatal("%s: the op is not a predefined one (MPI_ERR_OP)", call);
-        if (!(kind == PM_GET_ACC && op == MPI_NO_OP) && pm_rma_basic_type(otype) != b)
+        if (!(kind == PM_GET_ACC && op == MPI_NO_OP) && pm_basic_type(otype) != b)
             pm_fatal("%s: the origin and target datatypes are built of different predefined "
                      "types (MPI_ERR_TYPE)",
                      call);

@@ -75,12 +75,6 @@ pm_win *pm_win_of(MPI_Win h);
 pm_win *pm_win_by_id(uint32_t id);
 
 /* ---- Datatypes (p2mpi_rma_dt.c) --------------------------------------------------- */
-/* The predefined datatypes and ops by number, as active messages name them;
- * a handle's number, -1 if it has none. */
-extern MPI_Datatype pm_rma_type_code[];
-extern MPI_Op pm_rma_op_code[];
-int pm_rma_type_to_code(MPI_Datatype t);
-int pm_rma_op_to_code(MPI_Op op);
 /* A run of memory: from the buffer, its first byte or element and how many. */
 typedef struct pm_run {
     int64_t off;
@@ -90,9 +84,6 @@ typedef struct pm_run {
  * bytes (elem 1, stride 1), or of elements of a basic type (elem its size,
  * stride its extent). */
 size_t pm_rma_runs(MPI_Datatype t, int count, size_t elem, int64_t stride, pm_run **out);
-/* The predefined datatype t is built of (t itself if predefined), or
- * MPI_DATATYPE_NULL if of several. */
-MPI_Datatype pm_rma_basic_type(MPI_Datatype t);
 
 /* ---- The program's memory ------------------------------------------------------ */
 /* Whether [p, p + n) is mapped writable in this process (MPI_Win_create,

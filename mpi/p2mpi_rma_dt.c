@@ -1,48 +1,15 @@
 /*
- * p2mpi_rma_dt.c - datatypes for one-sided communication: the predefined
- * datatypes and ops by number (their handles are addresses, which differ
- * between processes, so active messages name them by these), the runs of
- * memory a datatype occupies at the target, and the one predefined type a
- * derived type is built of (accumulates). Depends on the datatype unit
- * (p2mpi_datatype.c) and the units below it.
+ * p2mpi_rma_dt.c - datatypes for one-sided communication: the runs of memory
+ * a datatype occupies at the target (the predefined datatypes and ops by
+ * number, and the one predefined type a derived type is built of, are the
+ * datatype unit's: the collectives name them too). Depends on the datatype
+ * unit (p2mpi_datatype.c) and the units below it.
  */
 #define _GNU_SOURCE
 #include "p2mpi_rma.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- Predefined datatypes and ops on the wire (their handles differ between processes) */
-MPI_Datatype pm_rma_type_code[] = {
-    MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_SHORT, MPI_UNSIGNED_SHORT,
-    MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG,
-    MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_WCHAR, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T,
-    MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_AINT,
-    MPI_OFFSET, MPI_COUNT, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX,
-    MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT,
-    MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_LOGICAL,
-    MPI_CHARACTER, MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION,
-};
-MPI_Op pm_rma_op_code[] = {MPI_MAX,  MPI_MIN, MPI_SUM,  MPI_PROD,   MPI_LAND,    MPI_BAND,  MPI_LOR,
-                           MPI_BOR,  MPI_LXOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
-#define NTYPES (sizeof pm_rma_type_code / sizeof pm_rma_type_code[0])
-#define NOPS (sizeof pm_rma_op_code / sizeof pm_rma_op_code[0])
-
-int pm_rma_type_to_code(MPI_Datatype t)
-{
-    for (size_t i = 0; i < NTYPES; i++)
-        if (pm_rma_type_code[i] == t)
-            return (int)i;
-    return -1;
-}
-
-int pm_rma_op_to_code(MPI_Op op)
-{
-    for (size_t i = 0; i < NOPS; i++)
-        if (pm_rma_op_code[i] == op)
-            return (int)i;
-    return -1;
-}
 
 /* ---- Datatypes: runs and basic types ------------------------------------------------- */
 /* The runs count elements of t occupy, in pack order: of bytes (elem 1,
@@ -92,32 +59,4 @@ size_t pm_rma_runs(MPI_Datatype t, int count, size_t elem, int64_t stride, pm_ru
     free(packed);
     free(offs);
     return nr;
-}
-
-/* The predefined type t is built of, or MPI_DATATYPE_NULL if of several. */
-MPI_Datatype pm_rma_basic_type(MPI_Datatype t)
-{
-    int ni, na, nd, comb;
-    PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-    if (comb == MPI_COMBINER_NAMED)
-        return t;
-    int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
-    MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
-    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
-    PMPI_Type_get_contents(t, ni, na, nd, ints, aints, types);
-    MPI_Datatype b = MPI_DATATYPE_NULL;
-    for (int i = 0; i < nd; i++) {
-        MPI_Datatype bi = pm_rma_basic_type(types[i]);
-        b = i == 0 || bi == b ? bi : MPI_DATATYPE_NULL;
-        int ni2, na2, nd2, comb2;
-        PMPI_Type_get_envelope(types[i], &ni2, &na2, &nd2, &comb2);
-        if (comb2 != MPI_COMBINER_NAMED)
-            PMPI_Type_free(&types[i]);
-        if (b == MPI_DATATYPE_NULL)
-            break;
-    }
-    free(ints);
-    free(aints);
-    free(types);
-    return b;
 }
