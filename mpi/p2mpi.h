@@ -84,6 +84,19 @@
 #define CQ_TAIL_BATCH 256 /* completions consumed per CQ_TAIL update (CQ_ENTRIES / 16) */
 #define HDR_BYTES P2MPI_HDR_BYTES
 
+/* What a collective call's arguments must agree on between the ranks (MPI
+ * requires it and does not check it): its messages carry this in header
+ * fields their message types leave unused (p2mpi_engine.h), so the check
+ * costs no simulated time. kind 0: not compared. */
+typedef struct pm_coll_sig {
+    uint8_t kind;          /* PM_SIG_*: the call */
+    int16_t op;            /* pm_op_to_code: -1 a user-defined op; -2 none */
+    int16_t type;          /* the basic type's code: -1 of several; -2 none */
+    int32_t root;          /* -1 none */
+    uint64_t count;        /* elements of the basic type (bytes if several) */
+    uint32_t counts_hash;  /* MPI_Reduce_scatter: its recvcounts */
+} pm_coll_sig;
+
 /* A communicator: its members as world ranks, in comm-rank order. The handle
  * is a real Open MPI communicator (a dup of MPI_COMM_SELF for the ones the
  * layer makes) so handle-only calls passed to Open MPI still work. */
@@ -146,6 +159,14 @@ typedef struct pm_state {
      * its collective messages carry (0 outside: blocking collectives) */
     void (*nbc_run)(void);
     uint32_t coll_ctx_bits;
+    /* the collective running now: what its arguments must agree on, and the
+     * nonblocking one's number on its communicator (both in its messages'
+     * headers); a collective message nothing was waiting for, of a
+     * nonblocking collective (set by p2mpi_nbc.c: one that has ended here
+     * is the ranks' calls differing) */
+    pm_coll_sig coll_sig;
+    uint32_t coll_seq;
+    void (*nbc_unexpected)(const void *hdr);
     /* One-sided communication (p2mpi_rma.c): the engine hands it the
      * messages of types from H_HOOK on (its active messages) and the
      * completions of its work requests (RDMA reads, atomics, WR_RMA

@@ -189,3 +189,41 @@ void check_root(int root, pm_comm *c)
     if (root < 0 || root >= c->size)
         pm_fatal("root %d is not in the communicator (size %d) (MPI_ERR_ROOT)", root, c->size);
 }
+
+/* ---- What the ranks' arguments must agree on ---------------------------------------
+ * MPI requires a collective's root, op, datatype signature and counts to be
+ * the same at every rank and does not check them: ranks that differ end
+ * with different answers. Each message of the call carries this rank's in
+ * its header (p2mpi_engine.h), and the receiving rank compares them with
+ * its own: no message is added, no simulated time taken. A type is
+ * compared as its basic type and a count of its elements, as MPI's type
+ * signatures are (2 MPI_INT agree with 1 contiguous pair of them). */
+void sig_set(int kind, int root, MPI_Datatype t, int count, MPI_Op op)
+{
+    pm_coll_sig s = {.kind = (uint8_t)kind, .root = root, .op = -2, .type = -2};
+    if (op != MPI_OP_NULL)
+        s.op = (int16_t)pm_op_to_code(op);
+    if (t != MPI_DATATYPE_NULL) {
+        size_t bytes = pm_type_size(t) * (size_t)count;
+        MPI_Datatype b = pm_basic_type(t);
+        size_t bsize = b == MPI_DATATYPE_NULL ? 1 : pm_type_size(b);
+        s.type = (int16_t)(b == MPI_DATATYPE_NULL ? -1 : pm_type_to_code(b));
+        s.count = bsize ? bytes / bsize : bytes;
+    }
+    E.coll_sig = s;
+}
+
+void sig_set_counts(const int counts[], int n, MPI_Datatype t, MPI_Op op)
+{
+    uint64_t total = 0;
+    uint32_t h = 2166136261u; /* FNV-1a over the counts */
+    for (int i = 0; i < n; i++) {
+        total += (uint64_t)counts[i];
+        for (int k = 0; k < 4; k++) {
+            h ^= (uint32_t)counts[i] >> (8 * k) & 0xffu;
+            h *= 16777619u;
+        }
+    }
+    sig_set(PM_SIG_REDSCAT, -1, t, total > INT32_MAX ? INT32_MAX : (int)total, op);
+    E.coll_sig.counts_hash = h;
+}

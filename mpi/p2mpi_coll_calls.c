@@ -25,6 +25,7 @@ void pm_coll_bcast(void *buf, int count, MPI_Datatype type, int root, pm_comm *c
 {
     pm_need_count(count, "count");
     check_root(root, c);
+    sig_set(PM_SIG_BCAST, root, MPI_DATATYPE_NULL, 0, MPI_OP_NULL);
     size_t n = pm_type_size(type) * (size_t)count;
     /* MVAPICH2 (naive CUDA path): every rank stages the buffer out of the
      * GPU and back in, the root too */
@@ -73,6 +74,7 @@ void pm_coll_reduce(const void *send, void *recv, int count, MPI_Datatype type, 
 {
     pm_need_count(count, "count");
     check_root(root, c);
+    sig_set(PM_SIG_REDUCE, root, type, count, op);
     /* MVAPICH2 stages GPU buffers through host memory: the input and the
      * receive buffer (at every rank that passes one) out, the result back
      * in at the root */
@@ -104,6 +106,7 @@ void pm_coll_allreduce(const void *send, void *recv, int count, MPI_Datatype typ
                        pm_comm *c)
 {
     pm_need_count(count, "count");
+    sig_set(PM_SIG_ALLREDUCE, -1, type, count, op);
     /* MVAPICH2 copies a GPU input and the GPU receive buffer (both, even
      * when the receive buffer is about to be overwritten) to host memory,
      * runs the host algorithm and copies the result back */
@@ -143,6 +146,7 @@ void pm_coll_gather(const void *send, int scount, MPI_Datatype stype, void *recv
     if (c->rank == root)
         pm_need_count(rcount, "recvcount");
     check_root(root, c);
+    sig_set(PM_SIG_GATHER, root, MPI_DATATYPE_NULL, 0, MPI_OP_NULL);
     int is_root = c->rank == root;
     size_t blk = is_root ? pm_type_size(rtype) * (size_t)rcount : pm_type_size(stype) * (size_t)scount;
     if (blk > MV2_GATHER_NAIVE_LIMIT / (size_t)c->size) {
@@ -212,6 +216,7 @@ void pm_coll_scatter(const void *send, int scount, MPI_Datatype stype, void *rec
     if (c->rank != root || recv != MPI_IN_PLACE)
         pm_need_count(rcount, "recvcount");
     check_root(root, c);
+    sig_set(PM_SIG_SCATTER, root, MPI_DATATYPE_NULL, 0, MPI_OP_NULL);
     int is_root = c->rank == root;
     size_t blk = is_root ? pm_type_size(stype) * (size_t)scount : pm_type_size(rtype) * (size_t)rcount;
     if (blk > MV2_SCATTER_NAIVE_LIMIT * (size_t)c->size) {

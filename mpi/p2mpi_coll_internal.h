@@ -88,6 +88,12 @@ int commutative(MPI_Op op);
 void combine(void *in, void *acc, int count, MPI_Datatype t, MPI_Op op, int in_is_lower);
 /* Ends the job unless root is a rank of c. */
 void check_root(int root, pm_comm *c);
+/* What this call's arguments must agree on between the ranks (E.coll_sig,
+ * which its messages carry): kind (PM_SIG_*), root (-1: none), count
+ * elements of t (MPI_DATATYPE_NULL: not compared), op (MPI_OP_NULL: none);
+ * MPI_Reduce_scatter's recvcounts as their sum and a hash of them. */
+void sig_set(int kind, int root, MPI_Datatype t, int count, MPI_Op op);
+void sig_set_counts(const int counts[], int n, MPI_Datatype t, MPI_Op op);
 
 /* The bracket of a collective call on communicator `comm` (c in the body). */
 #define BEGIN(name)                       \

@@ -188,11 +188,10 @@ static void redscat_doubling(void *acc, void *tmp, void *recv, const int counts[
  * halving below REDSCAT_LONG total bytes, pairwise exchange at or above;
  * non-commutative ops by the bit-reversed halving for a power of two with
  * equal blocks, recursive doubling otherwise. */
-void pm_coll_reduce_scatter(const void *send, void *recv, const int counts[], MPI_Datatype t,
-                            MPI_Op op, pm_comm *c)
+static void reduce_scatter(const void *send, void *recv, const int counts[], MPI_Datatype t,
+                           MPI_Op op, pm_comm *c)
 {
     int p = c->size, total = 0, regular = 1;
-    pm_need_counts(counts, p, "recvcounts");
     int *displs = xmalloc(sizeof(int) * (size_t)p);
     for (int i = 0; i < p; i++) {
         displs[i] = total;
@@ -226,6 +225,14 @@ void pm_coll_reduce_scatter(const void *send, void *recv, const int counts[], MP
     free(displs);
 }
 
+void pm_coll_reduce_scatter(const void *send, void *recv, const int counts[], MPI_Datatype t,
+                            MPI_Op op, pm_comm *c)
+{
+    pm_need_counts(counts, c->size, "recvcounts");
+    sig_set_counts(counts, c->size, t, op);
+    reduce_scatter(send, recv, counts, t, op, c);
+}
+
 int MPI_Reduce_scatter(const void *send, void *recv, const int rcounts[], MPI_Datatype type,
                        MPI_Op op, MPI_Comm comm)
 {
@@ -238,10 +245,11 @@ void pm_coll_reduce_scatter_block(const void *send, void *recv, int rcount, MPI_
                                   MPI_Op op, pm_comm *c)
 {
     pm_need_count(rcount, "recvcount");
+    sig_set(PM_SIG_REDSCAT_BLOCK, -1, type, rcount, op);
     int *counts = xmalloc(sizeof(int) * (size_t)c->size);
     for (int i = 0; i < c->size; i++)
         counts[i] = rcount;
-    pm_coll_reduce_scatter(send, recv, counts, type, op, c);
+    reduce_scatter(send, recv, counts, type, op, c);
     free(counts);
 }
 
@@ -260,6 +268,7 @@ void pm_coll_scan(const void *send, void *recv, int count, MPI_Datatype t, MPI_O
                   int exclusive)
 {
     pm_need_count(count, "count");
+    sig_set(exclusive ? PM_SIG_EXSCAN : PM_SIG_SCAN, -1, t, count, op);
     void *part_s, *tmp_s;
     void *part = pm_type_buffer(t, count, &part_s), *tmp = pm_type_buffer(t, count, &tmp_s);
     pm_local_copy(send == MPI_IN_PLACE ? recv : send, count, t, part_s, count, t);

@@ -19,6 +19,7 @@ void pm_coll_gatherv(const void *send, int scount, MPI_Datatype stype, void *rec
     if (c->rank == root)
         pm_need_counts(rcounts, c->size, "recvcounts");
     check_root(root, c);
+    sig_set(PM_SIG_GATHERV, root, MPI_DATATYPE_NULL, 0, MPI_OP_NULL);
     if (c->rank != root) {
         c_send(send, scount, stype, root, TAG, c, 1);
         return;
@@ -55,6 +56,7 @@ void pm_coll_scatterv(const void *send, const int scounts[], const int displs[],
     if (c->rank != root || recv != MPI_IN_PLACE)
         pm_need_count(rcount, "recvcount");
     check_root(root, c);
+    sig_set(PM_SIG_SCATTERV, root, MPI_DATATYPE_NULL, 0, MPI_OP_NULL);
     if (c->rank != root) {
         c_recv(recv, rcount, rtype, root, TAG, c, 1, MPI_STATUS_IGNORE);
         return;

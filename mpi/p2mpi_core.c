@@ -151,11 +151,15 @@ int pm_let_others_in(pm_call_state *s)
     s->call_start = E.call_start;
     s->depth = E.depth;
     s->coll_ctx_bits = E.coll_ctx_bits;
+    s->coll_seq = E.coll_seq;
+    s->coll_sig = E.coll_sig;
     s->coll_gpu_path = E.coll_gpu_path;
     E.call = NULL;
     E.what[0] = '\0';
     E.depth = 0;
     E.coll_ctx_bits = 0;
+    E.coll_seq = 0;
+    E.coll_sig = (pm_coll_sig){0};
     E.coll_gpu_path = 0;
     rank_unlock();
     return 1;
@@ -169,6 +173,8 @@ void pm_take_back(const pm_call_state *s)
     E.call_start = s->call_start;
     E.depth = s->depth;
     E.coll_ctx_bits = s->coll_ctx_bits;
+    E.coll_seq = s->coll_seq;
+    E.coll_sig = s->coll_sig;
     E.coll_gpu_path = s->coll_gpu_path;
 }
 
@@ -197,6 +203,7 @@ void pm_leave(void)
 {
     if (--E.depth == 0) {
         E.call = NULL;
+        E.coll_sig = (pm_coll_sig){0}; /* a later call's messages are not this collective's */
         p2_rt_api_end();
         if (E.multi && held)
             rank_unlock();
@@ -289,6 +296,32 @@ pm_comm *pm_intra_of(MPI_Comm h, const char *call)
                  "carry point-to-point messages, MPI_Intercomm_merge and the group queries)",
                  call);
     return c;
+}
+
+pm_comm *pm_comm_by_ctx(uint32_t ctx)
+{
+    if (ctx == world_comm.ctx)
+        return &world_comm;
+    if (ctx == self_comm.ctx)
+        return &self_comm;
+    if (E.multi)
+        pthread_mutex_lock(&table_lock);
+    pm_comm *c = comms;
+    while (c && c->ctx != ctx)
+        c = c->next;
+    if (E.multi)
+        pthread_mutex_unlock(&table_lock);
+    return c;
+}
+
+void pm_comm_describe(const pm_comm *c, char *out, size_t n)
+{
+    if (c == &world_comm)
+        snprintf(out, n, "MPI_COMM_WORLD");
+    else if (c == &self_comm)
+        snprintf(out, n, "MPI_COMM_SELF");
+    else
+        snprintf(out, n, "the communicator of %d ranks with context %u", c->size, c->ctx);
 }
 
 int pm_comm_rank_of(const pm_comm *c, int w)

@@ -26,7 +26,8 @@ typedef struct pm_call_state {
     char what[80];
     uint64_t call_start;
     int depth, coll_gpu_path;
-    uint32_t coll_ctx_bits;
+    uint32_t coll_ctx_bits, coll_seq;
+    pm_coll_sig coll_sig;
 } pm_call_state;
 int pm_let_others_in(pm_call_state *s);
 void pm_take_back(const pm_call_state *s);
@@ -76,6 +77,11 @@ _Noreturn void p2mpi_unsupported(const char *name);
  * ends), and the comm rank of world rank w in c (or -1). */
 pm_comm *pm_comm_of(MPI_Comm c, const char *call);
 int pm_comm_rank_of(const pm_comm *c, int w);
+/* The communicator whose point-to-point context is ctx, or NULL. */
+pm_comm *pm_comm_by_ctx(uint32_t ctx);
+/* How messages name a communicator: MPI_COMM_WORLD, MPI_COMM_SELF, or its
+ * size and context. */
+void pm_comm_describe(const pm_comm *c, char *out, size_t n);
 /* pm_comm_of for the calls that need an intracommunicator: the job ends,
  * naming the call, on an intercommunicator. */
 pm_comm *pm_intra_of(MPI_Comm c, const char *call);

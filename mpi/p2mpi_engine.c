@@ -145,6 +145,78 @@ static _Noreturn void coll_tag_mismatch(int want, int got, int src_world)
              src_world);
 }
 
+/* ---- What collective calls' arguments must agree on -------------------------------- */
+
+static const char *const sig_calls[] = {
+    "a collective",  "MPI_Bcast",   "MPI_Reduce",  "MPI_Allreduce", "MPI_Reduce_scatter",
+    "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan", "MPI_Gather", "MPI_Gatherv",
+    "MPI_Scatter",   "MPI_Scatterv"};
+#define NSIG_CALLS (sizeof sig_calls / sizeof sig_calls[0])
+
+void pm_sig_call(const pm_coll_sig *s, int nbc, char *out, size_t n)
+{
+    const char *name = s->kind < NSIG_CALLS ? sig_calls[s->kind] : sig_calls[0];
+    int len;
+    if (nbc && s->kind != PM_SIG_NONE && s->kind < NSIG_CALLS) /* MPI_Bcast: MPI_Ibcast */
+        len = snprintf(out, n, "MPI_I%c%s", name[4] + ('a' - 'A'), name + 5);
+    else
+        len = snprintf(out, n, "%s", name);
+    if (s->kind != PM_SIG_NONE && s->root >= 0 && len >= 0 && (size_t)len < n)
+        snprintf(out + len, n - (size_t)len, " (root %d)", s->root);
+}
+
+int pm_sig_differ(const pm_coll_sig *a, const pm_coll_sig *b, int nbc, int src, char *out,
+                  size_t n)
+{
+    if (a->kind == PM_SIG_NONE || b->kind == PM_SIG_NONE) /* a call that is not compared */
+        return 0;
+    if (a->kind != b->kind) {
+        char mine[64], theirs[64];
+        pm_sig_call(a, nbc, mine, sizeof mine);
+        pm_sig_call(b, nbc, theirs, sizeof theirs);
+        snprintf(out, n, "the ranks' collective calls differ: %s here, %s at rank %d", mine,
+                 theirs, src);
+    } else if (a->root != b->root) {
+        snprintf(out, n, "the ranks' roots differ: %d here, %d at rank %d (MPI_ERR_ROOT)", a->root,
+                 b->root, src);
+    } else if (a->op != b->op) {
+        snprintf(out, n, "the ranks' ops differ: %s here, %s at rank %d (MPI_ERR_OP)",
+                 pm_op_name(a->op), pm_op_name(b->op), src);
+    } else if (a->type != b->type) {
+        char mine[MPI_MAX_OBJECT_NAME + 40], theirs[MPI_MAX_OBJECT_NAME + 40];
+        pm_type_name_of(a->type, mine, sizeof mine);
+        pm_type_name_of(b->type, theirs, sizeof theirs);
+        snprintf(out, n, "the ranks' datatypes differ: %s here, %s at rank %d (MPI_ERR_TYPE)",
+                 mine, theirs, src);
+    } else if (a->count != b->count && a->kind == PM_SIG_REDSCAT) {
+        snprintf(out, n, "the ranks' recvcounts differ: they add up to %" PRIu64 " here, %" PRIu64
+                 " at rank %d (MPI_ERR_COUNT)", a->count, b->count, src);
+    } else if (a->count != b->count) {
+        snprintf(out, n, "the ranks' counts differ: %s = %" PRIu64 " here, %" PRIu64
+                 " at rank %d (MPI_ERR_COUNT)",
+                 a->kind == PM_SIG_REDSCAT_BLOCK ? "recvcount" : "count", a->count, b->count, src);
+    } else if (a->counts_hash != b->counts_hash) {
+        snprintf(out, n, "the ranks' recvcounts differ: they add up to %" PRIu64 " here and at "
+                 "rank %d, divided otherwise (MPI_ERR_COUNT)", a->count, src);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* A collective receive's sender made another call, or the same with other
+ * arguments: ends the job in the receive's call, naming both. */
+static void check_sig(const pm_req *r, const pm_hdr *h)
+{
+    pm_coll_sig theirs = pm_hdr_sig(h);
+    char why[400];
+    if (!pm_sig_differ(&r->sig, &theirs, (h->ctx & PM_NBC_CTX_BIT) != 0, h->src, why, sizeof why))
+        return;
+    if (r->call)
+        E.call = r->call;
+    pm_fatal("%s", why);
+}
+
 int pm_matches(const pm_req *r, const pm_hdr *h)
 {
     if (r->ctx != h->ctx)
@@ -156,8 +228,13 @@ int pm_matches(const pm_req *r, const pm_hdr *h)
 
 static void set_status(pm_req *r, const pm_hdr *h)
 {
-    if (r->coll && h->tag != r->tag)
+    if (r->coll && h->tag != r->tag) {
+        if (r->call) /* a nonblocking collective's, matched in the wait that runs it */
+            E.call = r->call;
         coll_tag_mismatch(r->tag, h->tag, h->src);
+    }
+    if (r->coll)
+        check_sig(r, h);
     r->status.MPI_SOURCE = pm_comm_rank_of(r->comm, h->src);
     r->status.MPI_TAG = h->tag;
     r->status.MPI_ERROR = MPI_SUCCESS;
@@ -325,6 +402,8 @@ static void arrived(const pm_hdr *h, const uint8_t *data)
         else
             E.unexp = u;
         E.unexp_tail = u;
+        if ((h->ctx & PM_NBC_CTX_BIT) && E.nbc_unexpected)
+            E.nbc_unexpected(h);
         return;
     }
     case H_CTS: {

@@ -62,6 +62,48 @@ typedef struct pm_pending {
 #define PM_TAG_COLL 0
 #define PM_TAG_BCAST(root) (1 + (root))
 
+/* A nonblocking collective's messages have a context of their own
+ * (p2mpi_nbc.c): the communicator's collective context (ctx + 1, below
+ * 2^20) with this bit and the collective's number modulo 2048 above. */
+#define PM_NBC_CTX_BIT 0x80000000u
+#define PM_NBC_CTX_BASE 0xfffffu
+
+/* The calls a pm_coll_sig names (its kind). */
+enum {
+    PM_SIG_NONE, PM_SIG_BCAST, PM_SIG_REDUCE, PM_SIG_ALLREDUCE, PM_SIG_REDSCAT,
+    PM_SIG_REDSCAT_BLOCK, PM_SIG_SCAN, PM_SIG_EXSCAN, PM_SIG_GATHER, PM_SIG_GATHERV,
+    PM_SIG_SCATTER, PM_SIG_SCATTERV
+};
+
+/* A collective message (EAGER or RTS) carries what the call's arguments must
+ * agree on (E.coll_sig) and the nonblocking collective's number (E.coll_seq)
+ * in fields these types leave unused (addr, off, len, rreq): the 64-byte
+ * header goes anyway, so the check costs no simulated time. */
+static inline void pm_hdr_put_sig(pm_hdr *h, const pm_coll_sig *s, uint32_t seq)
+{
+    h->addr = (uint64_t)s->kind << 56 | (uint64_t)(uint8_t)(s->op + 2) << 48 |
+              (uint64_t)(uint16_t)(s->type + 2) << 32 | (uint32_t)(s->root + 1);
+    h->off = s->count;
+    h->len = s->counts_hash;
+    h->rreq = seq;
+}
+static inline pm_coll_sig pm_hdr_sig(const pm_hdr *h)
+{
+    pm_coll_sig s = {.kind = (uint8_t)(h->addr >> 56),
+                     .op = (int16_t)((int)(uint8_t)(h->addr >> 48) - 2),
+                     .type = (int16_t)((int)(uint16_t)(h->addr >> 32) - 2),
+                     .root = (int32_t)((int64_t)(uint32_t)h->addr - 1),
+                     .count = h->off,
+                     .counts_hash = h->len};
+    return s;
+}
+/* The call a signature names ("MPI_Ireduce (root 0)"); whether two differ,
+ * and how ("the ranks' ops differ: MPI_SUM here, MPI_PROD at rank 1
+ * (MPI_ERR_OP)", rank `src` the other's world rank); nbc: nonblocking. */
+void pm_sig_call(const pm_coll_sig *s, int nbc, char *out, size_t n);
+int pm_sig_differ(const pm_coll_sig *mine, const pm_coll_sig *theirs, int nbc, int src, char *out,
+                  size_t n);
+
 /* ---- The HCA ------------------------------------------------------------------- */
 /* The bus address of an offset in the layer's host memory; send slot i. */
 uint64_t pm_bus_of(uint64_t off);

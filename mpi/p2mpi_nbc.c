@@ -48,7 +48,7 @@
 /* A nonblocking collective's context: (ctx + 1) | NBC_CTX_BIT | seq << 20,
  * the sequence number modulo 2048 (that many in flight on one communicator
  * before a context repeats), communicator contexts below 2^20. */
-#define NBC_CTX_BIT 0x80000000u
+#define NBC_CTX_BIT PM_NBC_CTX_BIT
 #define NBC_SEQ_SHIFT 20
 #define NBC_SEQ_MASK 0x7ffu
 
@@ -70,13 +70,15 @@ struct nbc {
     void (*fn)(void *);
     void *arg;
     /* the layer's per-call state inside the coroutine, kept across switches */
-    uint32_t ctx_bits;
+    uint32_t ctx_bits, seq;
+    pm_coll_sig sig;
     int depth, gpu_path;
     char what[sizeof E.what];
     nbc *next;
 };
 
-static nbc *active; /* in start order */
+static nbc *active;   /* in start order */
+static nbc *starting; /* the one whose first round start() runs, not yet in `active` */
 
 /* ---- Running them ------------------------------------------------------------------ */
 
@@ -88,15 +90,19 @@ static int resume(nbc *n)
 {
     const char *call = E.call;
     int depth = E.depth;
-    uint32_t bits = E.coll_ctx_bits;
+    uint32_t bits = E.coll_ctx_bits, seq = E.coll_seq;
+    pm_coll_sig sig = E.coll_sig;
     char what[sizeof E.what];
     memcpy(what, E.what, sizeof what);
     int gpu_path = pm_coll_gpu_path_swap(n->gpu_path);
     E.call = n->name;
     E.depth = n->depth;
     E.coll_ctx_bits = n->ctx_bits;
+    E.coll_seq = n->seq;
+    E.coll_sig = n->sig;
     E.what[0] = '\0';
     int done = pm_coro_resume(n->co);
+    n->sig = E.coll_sig; /* set by the body, at its start */
     if (E.what[0])
         memcpy(n->what, E.what, sizeof n->what);
     n->depth = E.depth;
@@ -104,6 +110,8 @@ static int resume(nbc *n)
     E.call = call;
     E.depth = depth;
     E.coll_ctx_bits = bits;
+    E.coll_seq = seq;
+    E.coll_sig = sig;
     if (what[0] || !n->what[0])
         memcpy(E.what, what, sizeof what);
     else
@@ -111,8 +119,90 @@ static int resume(nbc *n)
     return done;
 }
 
+/* ---- Messages of a nonblocking collective that has ended here ----------------------
+ * Every message a collective sends a rank is one that rank's call receives,
+ * so its call cannot end before the message has arrived and been taken. One
+ * still unexpected when the call ends here, or arriving after, means the
+ * ranks' calls differed (roots that differ: each rank's tree sends where the
+ * other's does not receive). A blocking collective's stray meets the next
+ * collective on the context; a nonblocking one's context is its own, which
+ * nothing else ever receives on: the check is made here. It compares what
+ * the headers carry anyway: no simulated time. */
+
+/* The last ones ended, to name this rank's call in a report. */
+enum { ENDED = 64 };
+static struct ended {
+    const pm_comm *comm;
+    uint32_t seq;
+    const char *name;
+    pm_coll_sig sig;
+} ended[ENDED];
+static unsigned nended;
+
+static _Noreturn void stray(const pm_hdr *h, const pm_comm *c, uint32_t seq)
+{
+    const struct ended *e = NULL;
+    for (unsigned i = 0; i < ENDED && i < nended && !e; i++) {
+        const struct ended *x = &ended[(nended - 1 - i) % ENDED];
+        if (x->comm == c && x->seq == seq)
+            e = x;
+    }
+    pm_coll_sig theirs = pm_hdr_sig(h);
+    char call[64], why[400] = "the ranks' collective calls differ", where[96];
+    pm_sig_call(&theirs, 1, call, sizeof call);
+    pm_comm_describe(c, where, sizeof where);
+    if (!e)
+        pm_fatal("a message of rank %d's %s on %s arrived after this rank's nonblocking "
+                 "collective number %u there had ended: the ranks' collective calls differ",
+                 h->src, call, where, seq + 1);
+    pm_sig_differ(&e->sig, &theirs, 1, h->src, why, sizeof why);
+    E.call = e->name;
+    pm_fatal("a message of rank %d's %s on %s arrived after the call had ended here: %s", h->src,
+             call, where, why);
+}
+
+/* The nonblocking collective number seq on c this rank has in flight, or NULL. */
+static nbc *in_flight(const pm_comm *c, uint32_t seq)
+{
+    if (starting && starting->comm == c && starting->seq == seq)
+        return starting;
+    for (nbc *n = active; n; n = n->next)
+        if (n->comm == c && n->seq == seq)
+            return n;
+    return NULL;
+}
+
+/* E.nbc_unexpected: a nonblocking collective's message no receive was
+ * waiting for: one this rank has not reached yet; one whose call is in
+ * flight here, which must have been made with the same arguments (its
+ * tree may wait for another rank than this message's sender, forever: the
+ * roots differ); or one that has ended here. */
+static void unexpected(const void *hdr)
+{
+    const pm_hdr *h = hdr;
+    const pm_comm *c = pm_comm_by_ctx((h->ctx & PM_NBC_CTX_BASE) - 1u);
+    uint32_t seq = (uint32_t)h->rreq;
+    if (!c || (int32_t)(seq - c->nbc_seq) >= 0)
+        return;
+    const nbc *n = in_flight(c, seq);
+    if (!n)
+        stray(h, c, seq);
+    pm_coll_sig theirs = pm_hdr_sig(h);
+    char why[400];
+    /* n's sig is set once its body has started (zero before: not compared) */
+    if (pm_sig_differ(&n->sig, &theirs, 1, h->src, why, sizeof why)) {
+        E.call = n->name;
+        pm_fatal("%s", why);
+    }
+}
+
 static void finish(nbc *n)
 {
+    uint32_t ctx = (n->comm->ctx + 1u) | n->ctx_bits;
+    ended[nended++ % ENDED] = (struct ended){n->comm, n->seq, n->name, n->sig};
+    for (const pm_unexp *u = E.unexp; u; u = u->next)
+        if (u->h.ctx == ctx && (uint32_t)u->h.rreq == n->seq)
+            stray(&u->h, n->comm, n->seq);
     n->req->done = 1;
     free(n->arg);
     pm_coro_free(n->co);
@@ -174,7 +264,8 @@ static int start(nbc *n, MPI_Request *req)
     pm_comm *c = n->comm;
     if (c->ctx + 1u >= 1u << NBC_SEQ_SHIFT)
         pm_fatal("too many communicators made for the nonblocking collectives' contexts");
-    n->ctx_bits = NBC_CTX_BIT | (c->nbc_seq++ & NBC_SEQ_MASK) << NBC_SEQ_SHIFT;
+    n->seq = c->nbc_seq++;
+    n->ctx_bits = NBC_CTX_BIT | (n->seq & NBC_SEQ_MASK) << NBC_SEQ_SHIFT;
     pm_req *r = pm_req_new(RQ_COLL);
     r->active = 1;
     r->comm = c;
@@ -184,7 +275,11 @@ static int start(nbc *n, MPI_Request *req)
     n->co = pm_coro_new(body, n);
     *req = as_handle(r);
     E.nbc_run = run_all;
-    if (resume(n)) {
+    E.nbc_unexpected = unexpected;
+    starting = n;
+    int done = resume(n);
+    starting = NULL;
+    if (done) {
         finish(n);
         return MPI_SUCCESS;
     }

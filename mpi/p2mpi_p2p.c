@@ -36,6 +36,18 @@ void pm_describe(const char *dir, int peer, int tag, pm_comm *c)
         snprintf(E.what, sizeof E.what, "%s %s %s", dir, p, t);
 }
 
+/* A collective's wait names its root rather than its tag: where the ranks'
+ * roots differ and no message between them says so, the deadlock diagnosis
+ * then shows them. */
+static void describe_req(const char *dir, int peer, int tag, pm_comm *c, int coll,
+                         const pm_coll_sig *sig)
+{
+    if (coll && sig->kind != PM_SIG_NONE && sig->root >= 0 && peer >= 0 && !E.what[0])
+        snprintf(E.what, sizeof E.what, "%s rank %d (root %d)", dir, c->world[peer], sig->root);
+    else
+        pm_describe(dir, peer, tag, c);
+}
+
 void pm_check_peer(pm_comm *c, int peer, int any_ok)
 {
     if (peer == MPI_PROC_NULL || (any_ok && peer == MPI_ANY_SOURCE))
@@ -59,9 +71,13 @@ static pm_req *req_start(int kind, void *buf, int count, MPI_Datatype type, int 
     r->coll = coll;
     /* a nonblocking collective's messages: a context of their own */
     r->ctx = coll ? (c->ctx + 1u) | E.coll_ctx_bits : c->ctx;
+    if (coll) {
+        r->call = E.call;
+        r->sig = E.coll_sig;
+    }
     r->active = 1;
     *h = as_handle(r);
-    pm_describe(kind == RQ_SEND ? "to" : "from", peer, tag, c);
+    describe_req(kind == RQ_SEND ? "to" : "from", peer, tag, c, coll, &E.coll_sig);
     pm_charge(p2_ns_ps(E.rt->prm.mpi_call_ns));
     return r;
 }
@@ -82,6 +98,8 @@ int pm_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, p
     size_t n = pm_type_size(type) * (size_t)count;
     r->bytes = n;
     pm_hdr h = {.src = pm_world_rank, .tag = tag, .ctx = r->ctx, .bytes = n, .sreq = r->id};
+    if (coll)
+        pm_hdr_put_sig(&h, &E.coll_sig, E.coll_seq);
     /* GPU buffers: eager only up to the GDRCopy limit (MVAPICH2-GDR). */
     int gpu = pm_gpu_mem(buf);
     uint64_t gdrcopy = (uint64_t)E.rt->prm.mpi_gdrcopy_bytes;
@@ -215,7 +233,8 @@ int pm_wait(MPI_Request *h, MPI_Status *st)
     }
     pm_req *r = as_req(*h);
     if (!E.what[0] && (r->kind == RQ_SEND || r->kind == RQ_RECV))
-        pm_describe(r->kind == RQ_SEND ? "to" : "from", r->peer, r->tag, r->comm);
+        describe_req(r->kind == RQ_SEND ? "to" : "from", r->peer, r->tag, r->comm, r->coll,
+                     &r->sig);
     pm_nbc_run();
     while (!r->done)
         pm_block();

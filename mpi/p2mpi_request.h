@@ -32,6 +32,10 @@ struct pm_req {
     int peer, tag; /* comm ranks; peer may be MPI_ANY_SOURCE or MPI_PROC_NULL */
     pm_comm *comm;
     uint32_t ctx;
+    /* a collective's receive: its call, and what the sender's arguments
+     * must agree with */
+    const char *call;
+    pm_coll_sig sig;
     /* rendezvous state */
     uint64_t staging; /* offset in the staging arena + 1, 0 = none */
     int direct;       /* rendezvous straight from/to GPU memory (no staging) */

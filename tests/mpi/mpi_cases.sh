@@ -475,6 +475,78 @@ outside)
     [ "$RC" -ne 0 ] || fail "a rank running Open MPI outside the job exited 0"
     expect_err "this rank started Open MPI's own MPI, outside the job"
     expect_clean ;;
+roots_nbc)
+    # Issue 37, item 2: rooted nonblocking collectives whose roots differ
+    # between ranks returned, the ranks holding different data, through a
+    # later MPI_Ibarrier and MPI_Iallreduce (each has a context of its own,
+    # so no later call ever met the other root's message). A receive from
+    # a rank of another root, a message into a call in flight made with
+    # another root, and one arriving after the call ended here each end the
+    # job naming both roots.
+    ok() { # N CALL ROOT MESSAGE: status 1, the message, no data printed
+        run -n "$1" --timeout 60 -- "$BIN/mpi_hostile" roots "$2" "$3"
+        expect_rc 1
+        expect_err "$4"
+        grep -q "returned\|over the ranks" "$TMP/err" && fail "$2 with roots that differ returned"
+        expect_clean
+    }
+    ok 4 ibcast 2 "p2mpi: rank 3: MPI_Ibcast: the ranks' roots differ: 2 here, 0 at rank 2 (MPI_ERR_ROOT)"
+    ok 3 ireduce 1 "p2mpi: rank 1: MPI_Ireduce: a message of rank 2's MPI_Ireduce (root 1) on MPI_COMM_WORLD arrived after the call had ended here: the ranks' roots differ: 0 here, 1 at rank 2 (MPI_ERR_ROOT)"
+    ok 4 igather 2 "p2mpi: rank 2: MPI_Igather: the ranks' roots differ: 0 here, 2 at rank 3 (MPI_ERR_ROOT)"
+    ok 3 igatherv 1 "p2mpi: rank 1: MPI_Igatherv: a message of rank 2's MPI_Igatherv (root 1) on MPI_COMM_WORLD arrived after the call had ended here: the ranks' roots differ: 0 here, 1 at rank 2 (MPI_ERR_ROOT)"
+    ok 3 iscatter 1 "p2mpi: rank 2: MPI_Iscatter: the ranks' roots differ: 1 here, 0 at rank 0 (MPI_ERR_ROOT)"
+    ok 4 iscatterv 2 "p2mpi: rank 3: MPI_Iscatterv: the ranks' roots differ: 2 here, 0 at rank 0 (MPI_ERR_ROOT)"
+    # 2 ranks, roots 0 and 1: both send, neither receives; either rank may
+    # find the other's message first.
+    run -n 2 --timeout 60 -- "$BIN/mpi_hostile" roots ibcast 1
+    expect_rc 1
+    grep -qE "^p2mpi: rank ([01]): MPI_Ibcast: a message of rank [01]'s MPI_Ibcast \(root [01]\) on MPI_COMM_WORLD arrived after the call had ended here: the ranks' roots differ: [01] here, [01] at rank [01] \(MPI_ERR_ROOT\)$" "$TMP/err" ||
+        fail "MPI_Ibcast at roots 0 and 1: no report naming both roots"
+    grep -q "returned\|over the ranks" "$TMP/err" && fail "MPI_Ibcast with roots that differ returned"
+    expect_clean
+    # Both ranks roots of an MPI_Igather: both wait, no message is sent; the
+    # deadlock diagnosis shows each rank's root.
+    run -n 2 --timeout 60 -- "$BIN/mpi_hostile" roots igather 1
+    expect_rc 3
+    expect_err "rank 0 (node 0): in MPI_Wait (MPI_Igather from rank 1 (root 0))"
+    expect_err "rank 1 (node 1): in MPI_Wait (MPI_Igather from rank 0 (root 1))"
+    expect_clean ;;
+coll_args)
+    # Issue 37, item 4: a reduction whose op, datatype or count differs
+    # between ranks returned different results at the ranks (or, for some
+    # counts, "truncated" naming no argument). Each message of the call
+    # carries the sender's arguments in its header and the receiver compares
+    # them with its own. Either side of a differing pair may report first;
+    # a rank whose part ends before a receiver compares (a non-root of
+    # MPI_Reduce) returns as MPI lets it, and the job ends at the comparison.
+    for call in reduce allreduce reduce_scatter reduce_scatter_block scan exscan \
+                ireduce iallreduce ireduce_scatter ireduce_scatter_block iscan iexscan; do
+        case $call in
+        reduce) name=MPI_Reduce ;; allreduce) name=MPI_Allreduce ;;
+        reduce_scatter) name=MPI_Reduce_scatter ;; reduce_scatter_block) name=MPI_Reduce_scatter_block ;;
+        scan) name=MPI_Scan ;; exscan) name=MPI_Exscan ;; ireduce) name=MPI_Ireduce ;;
+        iallreduce) name=MPI_Iallreduce ;; ireduce_scatter) name=MPI_Ireduce_scatter ;;
+        ireduce_scatter_block) name=MPI_Ireduce_scatter_block ;; iscan) name=MPI_Iscan ;;
+        iexscan) name=MPI_Iexscan ;;
+        esac
+        case $call in
+        *reduce_scatter) arg="recvcounts differ: they add up to (2 here, 3|3 here, 2|4 here, 5|5 here, 4) at rank [0-9]" ;;
+        *reduce_scatter_block) arg="counts differ: recvcount = (1 here, 2|2 here, 1) at rank [0-9]" ;;
+        *) arg="counts differ: count = (4 here, 2|2 here, 4) at rank [0-9]" ;;
+        esac
+        for what in op:"ops differ: (MPI_SUM here, MPI_PROD|MPI_PROD here, MPI_SUM) at rank [0-9] \(MPI_ERR_OP\)" \
+                    type:"datatypes differ: (MPI_INT here, MPI_FLOAT|MPI_FLOAT here, MPI_INT) at rank [0-9] \(MPI_ERR_TYPE\)" \
+                    count:"$arg \(MPI_ERR_COUNT\)"; do
+            for n in 2 4; do
+                run -n $n --timeout 60 -- "$BIN/mpi_hostile" args $call "${what%%:*}"
+                expect_rc 1
+                grep -qE "^p2mpi: rank [0-9]: $name: the ranks' ${what#*:}$" "$TMP/err" ||
+                    fail "$name at $n ranks, ${what%%:*} differing: no report naming it"
+                grep -q "returned" "$TMP/err" && fail "$name with a differing ${what%%:*} returned"
+                expect_clean
+            done
+        done
+    done ;;
 rma_disp)
     # Issue 37, item 1: displacements whose product with the displacement unit
     # overflows 64 bits, and a negative one a datatype's offset brings back

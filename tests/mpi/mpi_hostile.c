@@ -20,6 +20,19 @@
  *   acc           every accumulate kind on the widest predefined type
  *       (MPI_C_LONG_DOUBLE_COMPLEX) and Compare_and_swap on a long long:
  *       the results checked (run at the smallest mpi_eager_bytes)
+ * The modes below run at 2 ranks or more; the erroneous argument is the last
+ * rank's, the others' are right, and the program goes on as a real one would
+ * (more collectives, the data printed), so that a call let through is seen
+ * leaving the ranks with different answers:
+ *   roots CALL ROOT  a rooted collective (ibcast ireduce igather igatherv
+ *       iscatter iscatterv, and the blocking ones without the i) where the
+ *       last rank passes root ROOT and the others root 0; then an
+ *       MPI_Ibarrier and an MPI_Iallreduce of what every rank received
+ *   args CALL WHAT  a reduction (reduce allreduce reduce_scatter
+ *       reduce_scatter_block scan exscan, and the nonblocking ones with an
+ *       i) where the last rank passes MPI_PROD for MPI_SUM (op), MPI_FLOAT
+ *       for MPI_INT (type) or another count (count: 2 for 4, recvcounts
+ *       {2, 1, ...} for {1, 1, ...}, recvcount 2 for 1)
  */
 #include <complex.h>
 #include <mpi.h>
@@ -301,12 +314,144 @@ static void acc(void)
     exit(bad ? 1 : 0);
 }
 
+/* ---- roots: rooted collectives whose roots differ between ranks ------------------ */
+static void roots(const char *call, int bad_root)
+{
+    int last = rank == size - 1, root = last ? bad_root : 0;
+    int buf[64], out[64], counts[64], displs[64];
+    for (int i = 0; i < 64; i++) {
+        buf[i] = 100 * (rank + 1) + i;
+        out[i] = -1;
+        counts[i] = 2;
+        displs[i] = 2 * i;
+    }
+    MPI_Request q = MPI_REQUEST_NULL;
+    const char *c = call[0] == 'i' ? call + 1 : call;
+    int nb = call[0] == 'i';
+    if (is(c, "bcast")) {
+        if (nb)
+            MPI_Ibcast(buf, 4, MPI_INT, root, MPI_COMM_WORLD, &q);
+        else
+            MPI_Bcast(buf, 4, MPI_INT, root, MPI_COMM_WORLD);
+    } else if (is(c, "reduce")) {
+        if (nb)
+            MPI_Ireduce(buf, out, 4, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD, &q);
+        else
+            MPI_Reduce(buf, out, 4, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+    } else if (is(c, "gather")) {
+        if (nb)
+            MPI_Igather(buf, 2, MPI_INT, out, 2, MPI_INT, root, MPI_COMM_WORLD, &q);
+        else
+            MPI_Gather(buf, 2, MPI_INT, out, 2, MPI_INT, root, MPI_COMM_WORLD);
+    } else if (is(c, "gatherv")) {
+        if (nb)
+            MPI_Igatherv(buf, 2, MPI_INT, out, counts, displs, MPI_INT, root, MPI_COMM_WORLD, &q);
+        else
+            MPI_Gatherv(buf, 2, MPI_INT, out, counts, displs, MPI_INT, root, MPI_COMM_WORLD);
+    } else if (is(c, "scatter")) {
+        if (nb)
+            MPI_Iscatter(buf, 2, MPI_INT, out, 2, MPI_INT, root, MPI_COMM_WORLD, &q);
+        else
+            MPI_Scatter(buf, 2, MPI_INT, out, 2, MPI_INT, root, MPI_COMM_WORLD);
+    } else if (is(c, "scatterv")) {
+        if (nb)
+            MPI_Iscatterv(buf, counts, displs, MPI_INT, out, 2, MPI_INT, root, MPI_COMM_WORLD, &q);
+        else
+            MPI_Scatterv(buf, counts, displs, MPI_INT, out, 2, MPI_INT, root, MPI_COMM_WORLD);
+    } else {
+        fprintf(stderr, "unknown call %s\n", call);
+        exit(3);
+    }
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    /* what a program does next: more collectives, on what it received */
+    int sum = 0, total = 0;
+    for (int i = 0; i < 4; i++)
+        sum += is(c, "bcast") ? buf[i] : out[i];
+    MPI_Ibarrier(MPI_COMM_WORLD, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    MPI_Iallreduce(&sum, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    fprintf(stderr, "rank %d: %s with root %d: first 4 elements sum to %d, %d over the ranks\n",
+            rank, call, root, sum, total);
+    MPI_Barrier(MPI_COMM_WORLD);
+    returned(call);
+}
+
+/* ---- args: reductions whose arguments differ between ranks ------------------------- */
+static void args(const char *call, const char *what)
+{
+    int last = rank == size - 1;
+    int n = last && is(what, "count") ? 2 : 4;
+    MPI_Datatype t = last && is(what, "type") ? MPI_FLOAT : MPI_INT;
+    MPI_Op op = last && is(what, "op") ? MPI_PROD : MPI_SUM;
+    int buf[256], out[256], rcounts[64];
+    for (int i = 0; i < 256; i++) {
+        buf[i] = rank + 2;
+        out[i] = 0;
+    }
+    for (int i = 0; i < 64; i++)
+        rcounts[i] = 1;
+    if (last && is(what, "count"))
+        rcounts[0] = 2;
+    int rblock = last && is(what, "count") ? 2 : 1;
+    MPI_Request q = MPI_REQUEST_NULL;
+    const char *c = call[0] == 'i' ? call + 1 : call;
+    int nb = call[0] == 'i';
+    if (is(c, "reduce")) {
+        if (nb)
+            MPI_Ireduce(buf, out, n, t, op, 0, MPI_COMM_WORLD, &q);
+        else
+            MPI_Reduce(buf, out, n, t, op, 0, MPI_COMM_WORLD);
+    } else if (is(c, "allreduce")) {
+        if (nb)
+            MPI_Iallreduce(buf, out, n, t, op, MPI_COMM_WORLD, &q);
+        else
+            MPI_Allreduce(buf, out, n, t, op, MPI_COMM_WORLD);
+    } else if (is(c, "reduce_scatter")) {
+        if (nb)
+            MPI_Ireduce_scatter(buf, out, rcounts, t, op, MPI_COMM_WORLD, &q);
+        else
+            MPI_Reduce_scatter(buf, out, rcounts, t, op, MPI_COMM_WORLD);
+    } else if (is(c, "reduce_scatter_block")) {
+        if (nb)
+            MPI_Ireduce_scatter_block(buf, out, rblock, t, op, MPI_COMM_WORLD, &q);
+        else
+            MPI_Reduce_scatter_block(buf, out, rblock, t, op, MPI_COMM_WORLD);
+    } else if (is(c, "scan")) {
+        if (nb)
+            MPI_Iscan(buf, out, n, t, op, MPI_COMM_WORLD, &q);
+        else
+            MPI_Scan(buf, out, n, t, op, MPI_COMM_WORLD);
+    } else if (is(c, "exscan")) {
+        if (nb)
+            MPI_Iexscan(buf, out, n, t, op, MPI_COMM_WORLD, &q);
+        else
+            MPI_Exscan(buf, out, n, t, op, MPI_COMM_WORLD);
+    } else {
+        fprintf(stderr, "unknown call %s\n", call);
+        exit(3);
+    }
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    fprintf(stderr, "rank %d: %s with differing %s: result %d %d %d %d\n", rank, call, what,
+            out[0], out[1], out[2], out[3]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    returned(call);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2 || argc < 2) {
+    if (size < 2 || size > 64 || argc < 2) {
+        fprintf(stderr, "usage: p2run -n N -- mpi_hostile MODE ARGS\n");
+        exit(3);
+    }
+    if (is(argv[1], "roots") && argc == 4)
+        roots(argv[2], atoi(argv[3]));
+    else if (is(argv[1], "args") && argc == 4)
+        args(argv[2], argv[3]);
+    if (size != 2) {
         fprintf(stderr, "usage: p2run -n 2 -- mpi_hostile MODE ARGS\n");
         exit(3);
     }
