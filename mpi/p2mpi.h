@@ -106,6 +106,10 @@ typedef struct pm_comm {
     int *world;         /* world[comm rank] */
     uint32_t ctx;       /* point-to-point context; collectives use ctx + 1 */
     uint32_t nbc_seq;   /* nonblocking collectives started on it (their contexts) */
+    /* MPI_THREAD_MULTIPLE: the blocking collective a thread of this rank is
+     * inside on it (NULL: none), and that thread */
+    const char *coll_call;
+    pthread_t coll_thread;
     /* Process topology (p2mpi_topo.c): one block of topo_bytes, which
      * MPI_Comm_dup copies and MPI_Comm_free frees; NULL: none. */
     struct pm_topo *topo;

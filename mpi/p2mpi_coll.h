@@ -55,6 +55,10 @@ void pm_coll_scan(const void *send, void *recv, int count, MPI_Datatype t, MPI_O
  * nonblocking collective keeps its own across its coroutine's switches.
  * Sets it to v; returns what it was. */
 int pm_coll_gpu_path_swap(int v);
+/* MPI_THREAD_MULTIPLE: ends the job if a thread of this rank other than the
+ * caller is inside a blocking collective on c (the nonblocking collectives'
+ * start; the blocking ones check as they enter). */
+void pm_coll_threads_check(pm_comm *c);
 
 #pragma GCC visibility pop
 

@@ -227,3 +227,45 @@ void sig_set_counts(const int counts[], int n, MPI_Datatype t, MPI_Op op)
     sig_set(PM_SIG_REDSCAT, -1, t, total > INT32_MAX ? INT32_MAX : (int)total, op);
     E.coll_sig.counts_hash = h;
 }
+
+/* ---- Threads ------------------------------------------------------------------------
+ * Collectives on one communicator must be called in the same order at every
+ * rank; two threads of a rank in collectives on one communicator at once
+ * have no order, and the ranks' messages then cross-match (each thread's
+ * MPI_Allreduce reducing with the other thread's data elsewhere). A thread
+ * that enters one while another thread is inside one is the error made
+ * visible; the communicator notes who is inside (host memory: no
+ * simulated time). */
+static _Noreturn void threads_clash(const pm_comm *c)
+{
+    char where[96];
+    pm_comm_describe(c, where, sizeof where);
+    pthread_t self = pthread_self();
+    pm_fatal("called on %s from %s while %s of this rank is inside %s on it: collectives on one "
+             "communicator from two threads at once have no order the ranks can match "
+             "(MPI_ERR_OTHER)",
+             where, pthread_equal(self, E.main_thread) ? "the main thread" : "a helper thread",
+             pthread_equal(c->coll_thread, E.main_thread) ? "the main thread" : "another thread",
+             c->coll_call);
+}
+
+void pm_coll_threads_check(pm_comm *c)
+{
+    if (E.multi && c->coll_call && !pthread_equal(c->coll_thread, pthread_self()))
+        threads_clash(c);
+}
+
+void coll_enter(pm_comm *c)
+{
+    if (!E.multi)
+        return;
+    pm_coll_threads_check(c);
+    c->coll_call = E.call;
+    c->coll_thread = pthread_self();
+}
+
+void coll_leave(pm_comm *c)
+{
+    if (E.multi)
+        c->coll_call = NULL;
+}

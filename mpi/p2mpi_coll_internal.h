@@ -94,12 +94,18 @@ void check_root(int root, pm_comm *c);
  * MPI_Reduce_scatter's recvcounts as their sum and a hash of them. */
 void sig_set(int kind, int root, MPI_Datatype t, int count, MPI_Op op);
 void sig_set_counts(const int counts[], int n, MPI_Datatype t, MPI_Op op);
+/* A thread enters and leaves a blocking collective on c (MPI_THREAD_MULTIPLE:
+ * the job ends if another thread of the rank is inside one on c). */
+void coll_enter(pm_comm *c);
+void coll_leave(pm_comm *c);
 
 /* The bracket of a collective call on communicator `comm` (c in the body). */
-#define BEGIN(name)                       \
-    pm_enter(name);                       \
-    pm_comm *c = pm_intra_of(comm, name)
+#define BEGIN(name)                         \
+    pm_enter(name);                         \
+    pm_comm *c = pm_intra_of(comm, name);   \
+    coll_enter(c)
 #define END()           \
+    coll_leave(c);      \
     gpu_path_end();     \
     pm_leave();         \
     return MPI_SUCCESS

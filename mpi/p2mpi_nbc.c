@@ -254,6 +254,7 @@ static nbc *nbc_new(const char *name, void (*run)(nbc *), MPI_Comm comm)
     n->name = name;
     n->run = run;
     n->comm = pm_intra_of(comm, name);
+    pm_coll_threads_check(n->comm);
     return n;
 }
 

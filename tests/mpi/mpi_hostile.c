@@ -33,9 +33,14 @@
  *       i) where the last rank passes MPI_PROD for MPI_SUM (op), MPI_FLOAT
  *       for MPI_INT (type) or another count (count: 2 for 4, recvcounts
  *       {2, 1, ...} for {1, 1, ...}, recvcount 2 for 1)
+ *   threads N     (MPI_THREAD_MULTIPLE) main and a helper thread each make
+ *       N MPI_Allreduce on MPI_COMM_WORLD at once (erroneous: collectives on
+ *       one communicator must be ordered, two threads' are not); each
+ *       checks its sums
  */
 #include <complex.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -438,9 +443,51 @@ static void args(const char *call, const char *what)
     returned(call);
 }
 
+/* ---- threads: two threads' collectives on one communicator at once ------------------ */
+static int rounds;
+
+static void *allreduces(void *arg)
+{
+    int base = *(int *)arg, wrong = 0;
+    /* the last rank's main thread starts a little later (as a rank with
+     * more to do first would): its helper's calls meet the others' main's */
+    if (base == 1 && rank == size - 1)
+        for (double t = MPI_Wtime(); MPI_Wtime() - t < 20e-6;)
+            ;
+    for (int i = 0; i < rounds; i++) {
+        int v = base + i, s = 0;
+        MPI_Allreduce(&v, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        wrong += s != size * v;
+    }
+    fprintf(stderr, "rank %d: thread with values from %d: %d of %d allreduces wrong\n", rank, base,
+            wrong, rounds);
+    return NULL;
+}
+
+static void threads(int n)
+{
+    rounds = n;
+    int a = 1, b = 100000;
+    pthread_t helper;
+    pthread_create(&helper, NULL, allreduces, &b);
+    allreduces(&a);
+    pthread_join(helper, NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    returned("concurrent MPI_Allreduce");
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    if (argc > 1 && is(argv[1], "threads")) {
+        int got;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &got);
+        if (got != MPI_THREAD_MULTIPLE) {
+            fprintf(stderr, "MPI_THREAD_MULTIPLE not granted\n");
+            exit(3);
+        }
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2 || size > 64 || argc < 2) {
@@ -451,6 +498,8 @@ int main(int argc, char **argv)
         roots(argv[2], atoi(argv[3]));
     else if (is(argv[1], "args") && argc == 4)
         args(argv[2], argv[3]);
+    else if (is(argv[1], "threads") && argc == 3)
+        threads(atoi(argv[2]));
     if (size != 2) {
         fprintf(stderr, "usage: p2run -n 2 -- mpi_hostile MODE ARGS\n");
         exit(3);

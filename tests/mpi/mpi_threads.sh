@@ -20,6 +20,9 @@
 #           the job ends with status 1 naming why
 #   hang    a helper thread's MPI_Recv nobody answers: the deadlock
 #           diagnosis names the thread and its call, status 3, no hang
+#   coll    main and a helper each in MPI_Allreduce on MPI_COMM_WORLD at
+#           once (tests/mpi/mpi_hostile.c threads; erroneous): every sum was
+#           wrong, nothing said; the job ends naming both calls
 set -u
 CASE=$1 P2RUN=$2 BIN=$3
 LABEL="threads $CASE"
@@ -93,6 +96,17 @@ hang)
     expect_err "rank 0 thread 1 (node 0): in MPI_Recv from rank 1 tag 99"
     expect_err "rank 0 (node 0): asleep until another thread of the rank wakes it"
     expect_clean ;;
+coll)
+    # Issue 37, item 3: the two threads' allreduces cross-matched between
+    # the ranks (40 of 40 wrong on each thread; the layer said nothing).
+    for n in 2 4; do
+        run -n $n --timeout 60 -- "$BIN/mpi_hostile" threads 40
+        expect_rc 1
+        grep -qE "^p2mpi: rank [0-9]: MPI_Allreduce: called on MPI_COMM_WORLD from (a helper thread|the main thread) while (the main thread|another thread) of this rank is inside MPI_Allreduce on it: collectives on one communicator from two threads at once have no order the ranks can match \(MPI_ERR_OTHER\)$" "$TMP/err" ||
+            fail "no report of two threads' collectives on one communicator at $n ranks"
+        grep -q "allreduces wrong\|returned" "$TMP/err" && fail "the concurrent allreduces returned"
+        expect_clean
+    done ;;
 *)
     echo "unknown case $CASE"
     exit 2 ;;
