@@ -81,7 +81,10 @@ tcaresult p2_unlock(void);
  * writes of the node's HCA; the topology must give the nodes one), before
  * MPI starts: once it has, the MPI layer holds the HCA and p2_exchange
  * returns TCA_ERROR_UNREACHABLE on every rank there (rank 0 says why on
- * stderr: exchange handles with MPI). Not thread safe.
+ * stderr: exchange handles with MPI). Ranks that pass different `bytes`
+ * all get TCA_ERROR_INVALID_ARGUMENT, `all` untouched, the lowest rank
+ * saying on stderr which ranks passed what; the exchange after it works.
+ * Not thread safe.
  * TCA_ERROR_INVALID_ARGUMENT, tcaInit's errors, TCA_ERROR_DEVICE. */
 tcaresult p2_exchange(const void *mine, void *all, size_t bytes);
 /* Returns once every rank has called it: an exchange of 8 bytes. */

@@ -14,7 +14,12 @@
  *      of its sub-cluster, data checked.
  *
  * Rank 0 prints the simulated time of one 8-byte exchange and of one
- * barrier (the mean over the rounds, the slowest rank's). */
+ * barrier (the mean over the rounds, the slowest rank's).
+ *
+ * exchange sizes: the last rank passes 16 bytes where the others pass 8
+ * (erroneous: an exchange is a collective); every rank must get
+ * TCA_ERROR_INVALID_ARGUMENT (each printing what it got), and the next
+ * exchange, made right, must work. Exit 0 when both hold. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +50,34 @@ static double slowest(double v)
     return m;
 }
 
-int main(void)
+/* exchange sizes (above). */
+static int sizes(void)
+{
+    uint64_t mine[2] = {1000u + (unsigned)rank, 7}, all[2 * MAX_RANKS];
+    memset(all, 0, sizeof all);
+    size_t bytes = rank == size - 1 ? 16 : 8;
+    tcaresult r = p2_exchange(mine, all, bytes);
+    printf("rank %d: p2_exchange of %zu bytes: %s\n", rank, bytes,
+           r == TCA_ERROR_INVALID_ARGUMENT ? "TCA_ERROR_INVALID_ARGUMENT"
+           : r == TCA_SUCCESS              ? "success"
+                                           : "another error");
+    int refused = r == TCA_ERROR_INVALID_ARGUMENT, bad = 0;
+    r = p2_exchange(mine, all, 8);
+    for (int q = 0; q < size; q++)
+        bad += all[q] != 1000u + (unsigned)q;
+    bad += r != TCA_SUCCESS;
+    printf("rank %d: the next exchange %s\n", rank, bad ? "WRONG" : "ok");
+    return refused && !bad ? 0 : 1;
+}
+
+int main(int argc, char **argv)
 {
     CHECK(tcaInit());
     rank = p2_rank();
     size = p2_size();
     REQUIRE(size >= 2 && size <= MAX_RANKS);
+    if (argc > 1 && strcmp(argv[1], "sizes") == 0)
+        return sizes();
     static unsigned char mine[240], all[MAX_RANKS * 240];
     static const size_t sizes[3] = {8, 64, 240};
     double t_exchange = 0, t_barrier = 0;

@@ -80,6 +80,24 @@ exchange_scattered)
     expect_rc 0
     expect_out "exchange: all checks passed"
     expect_clean ;;
+exchange_sizes)
+    # Issue 37, item 5: a rank passing p2_exchange other bytes than the
+    # others got success, and the others zeros for its missing bytes. Every
+    # rank gets TCA_ERROR_INVALID_ARGUMENT and rank 0 says who passed what,
+    # on one PEACH2 network (16 ranks) and across four over InfiniBand (20
+    # ranks on the 64-node machine, the last on sub-cluster 1); the next
+    # exchange works.
+    for how in "16 $TOPO/hapacs-tca-2x8-ib.topo 0-14 15" "20 $TOPO/hapacs-tca-64.topo 0-18 19"; do
+        set -- $how
+        run -n "$1" --timeout 240 --topology "$2" -- "$BIN/machine_exchange" sizes
+        expect_rc 0
+        [ "$(grep -c ': TCA_ERROR_INVALID_ARGUMENT$' "$TMP/out")" -eq "$1" ] ||
+            fail "not every rank's p2_exchange refused sizes that differ"
+        [ "$(grep -c 'the next exchange ok$' "$TMP/out")" -eq "$1" ] || fail "the next exchange failed"
+        expect_err "p2_exchange: the ranks' sizes differ: 8 bytes at ranks $3; 16 bytes at rank $4 (TCA_ERROR_INVALID_ARGUMENT)"
+        [ "$(grep -c 'p2_exchange:' "$TMP/err")" -eq 1 ] || fail "not one line on stderr"
+        expect_clean
+    done ;;
 exchange_no_ib)
     # Two sub-clusters and no HCA: refused on every rank, rank 0 saying why.
     printf 'nodes 32\nnetworks 2\ntorus 2 8 at=0\ntorus 2 8 at=16\ndevice peach2\n' >"$TMP/no-ib.topo"

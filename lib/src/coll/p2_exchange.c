@@ -62,7 +62,12 @@
  * slower rank that has not read g yet.
  *
  * All ranks call p2_exchange the same number of times with the same `bytes`
- * (a collective). Not thread safe.
+ * (a collective). A rank that passes other `bytes` would hand the others
+ * blobs cut short or padded with stale bytes: the node word carries each
+ * writer's `bytes` in its upper half (the trailer is written anyway, so a
+ * correct exchange takes the time it took), and every rank, having seen
+ * every slot, returns TCA_ERROR_INVALID_ARGUMENT when they differ, the
+ * lowest rank saying which ranks passed what. Not thread safe.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -77,6 +82,10 @@
 #define MAILBOX_NODE_WORD (P2_MAILBOX_SLOT_BYTES - 2u * P2_MAILBOX_WORD_BYTES)
 #define MAILBOX_GENERATION_WORD (P2_MAILBOX_SLOT_BYTES - P2_MAILBOX_WORD_BYTES)
 #define MAILBOX_TRAILER_BYTES (2u * P2_MAILBOX_WORD_BYTES)
+/* The node word: the writer's node below, its `bytes` above. */
+#define NODE_WORD(node, bytes) ((uint64_t)(node) | (uint64_t)(bytes) << 32)
+#define NODE_OF(word) ((word) & 0xffffffffu)
+#define BYTES_OF(word) ((word) >> 32)
 
 P2_STATIC_ASSERT(MAILBOX_NODE_WORD == P2_EXCHANGE_MAX_BLOB, "the trailer follows the blob");
 
@@ -149,6 +158,7 @@ static void note_nodes(const p2_dev *dev, const unsigned *members, unsigned coun
     for (unsigned i = 0; i < count; i++) {
         uint64_t node;
         memcpy(&node, own_slot(dev, bank, members[i]) + MAILBOX_NODE_WORD, sizeof node);
+        node = NODE_OF(node);
         if (node >= dev->nnodes || !same_network(dev, (unsigned)node))
             return; /* never expected; keep writing to every node */
         node_of[members[i]] = (uint32_t)node;
@@ -156,6 +166,58 @@ static void note_nodes(const p2_dev *dev, const unsigned *members, unsigned coun
     for (unsigned i = 0; i < count; i++)
         st->rank_node[members[i]] = node_of[members[i]];
     st->nodes_known = 1;
+}
+
+/* Whether every rank's slot (slot_of(q): NULL for a rank not in this
+ * exchange) says it passed `bytes`; if not, the lowest rank of the exchange
+ * prints which ranks passed what (in runs of consecutive ranks). */
+static int sizes_agree(const uint8_t *const *slot_of, unsigned size, size_t bytes)
+{
+    uint64_t got[P2_MAX_NODES];
+    int agree = 1, first = -1;
+    for (unsigned q = 0; q < size; q++) {
+        if (!slot_of[q])
+            continue;
+        uint64_t w;
+        memcpy(&w, slot_of[q] + MAILBOX_NODE_WORD, sizeof w);
+        got[q] = BYTES_OF(w);
+        agree &= got[q] == bytes;
+        if (first < 0)
+            first = (int)q;
+    }
+    if (agree || first != (int)tca_dev()->rank)
+        return agree;
+    char msg[1024];
+    size_t len = (size_t)snprintf(msg, sizeof msg, "p2_exchange: the ranks' sizes differ:");
+    uint8_t said[P2_MAX_NODES] = {0};
+    for (unsigned q = 0; q < size; q++) {
+        if (!slot_of[q] || said[q])
+            continue;
+        unsigned same = 0;
+        for (unsigned a = q; a < size; a++)
+            same += slot_of[a] && got[a] == got[q];
+        len += (size_t)snprintf(msg + len, len < sizeof msg ? sizeof msg - len : 0,
+                                "%s %llu bytes at rank%s", q == (unsigned)first ? "" : ";",
+                                (unsigned long long)got[q], same > 1 ? "s" : "");
+        const char *sep = " ";
+        for (unsigned a = q; a < size; a++) {
+            if (!slot_of[a] || said[a] || got[a] != got[q])
+                continue;
+            unsigned b = a;
+            while (b + 1 < size && slot_of[b + 1] && got[b + 1] == got[q])
+                b++;
+            for (unsigned k = a; k <= b; k++)
+                said[k] = 1;
+            len += (size_t)(b > a ? snprintf(msg + len, len < sizeof msg ? sizeof msg - len : 0,
+                                             "%s%u-%u", sep, a, b)
+                                  : snprintf(msg + len, len < sizeof msg ? sizeof msg - len : 0,
+                                             "%s%u", sep, a));
+            sep = ",";
+            a = b;
+        }
+    }
+    fprintf(stderr, "%s (TCA_ERROR_INVALID_ARGUMENT)\n", msg);
+    return 0;
 }
 
 /* The exchange among `members` (job ranks in increasing order, this one
@@ -169,7 +231,7 @@ static tcaresult exchange_among(p2_dev *dev, const unsigned *members, unsigned c
     tca_exchange_state *st = &tca_g.exchange;
     const uint64_t generation = st->generation + 1;
     const unsigned bank = (unsigned)(generation % P2_MAILBOX_BANKS);
-    const uint64_t trailer[2] = {dev->node, generation};
+    const uint64_t trailer[2] = {NODE_WORD(dev->node, bytes), generation};
     if ((r = post_own(dev, members, count, bank, mine, bytes, trailer)) != TCA_SUCCESS)
         return r;
 
@@ -182,10 +244,17 @@ static tcaresult exchange_among(p2_dev *dev, const unsigned *members, unsigned c
     }
     /* The blobs landed before their generation words (see the top). */
     atomic_thread_fence(memory_order_acquire);
+    const uint8_t *slot_of[P2_MAX_NODES] = {0};
     for (unsigned i = 0; i < count; i++)
-        memcpy((uint8_t *)all + (size_t)i * bytes, own_slot(dev, bank, members[i]), bytes);
+        slot_of[members[i]] = own_slot(dev, bank, members[i]);
+    /* Every member has finished its part either way: the next exchange
+     * starts from the same generation everywhere. */
     note_nodes(dev, members, count, bank);
     st->generation = generation;
+    if (!sizes_agree(slot_of, (unsigned)dev->size, bytes))
+        return TCA_ERROR_INVALID_ARGUMENT;
+    for (unsigned i = 0; i < count; i++)
+        memcpy((uint8_t *)all + (size_t)i * bytes, own_slot(dev, bank, members[i]), bytes);
     return TCA_SUCCESS;
 }
 
@@ -281,7 +350,7 @@ static tcaresult exchange_across(p2_dev *dev, const unsigned *members, unsigned 
         node_of[q] = (uint32_t)p2_rt_rank_node(p2_rt_get(), (int)q);
         foreign[q] = !mine[q];
     }
-    const uint64_t trailer[2] = {dev->node, generation};
+    const uint64_t trailer[2] = {NODE_WORD(dev->node, bytes), generation};
     if ((r = post_own(dev, members, count, bank, blob, bytes, trailer)) != TCA_SUCCESS ||
         (leader && (r = lead_crossing(dev, mine, node_of, bank, far_bank, generation)) !=
                        TCA_SUCCESS) ||
@@ -291,13 +360,16 @@ static tcaresult exchange_across(p2_dev *dev, const unsigned *members, unsigned 
         return r;
     /* The blobs landed before their generation words (see the top). */
     atomic_thread_fence(memory_order_acquire);
-    for (unsigned q = 0; q < size; q++) {
-        const uint8_t *slot = mine[q] ? own_slot(dev, bank, q) : far_slot(dev, far_bank, q);
-        memcpy((uint8_t *)all + (size_t)q * bytes, slot, bytes);
-    }
+    const uint8_t *slot_of[P2_MAX_NODES] = {0};
+    for (unsigned q = 0; q < size; q++)
+        slot_of[q] = mine[q] ? own_slot(dev, bank, q) : far_slot(dev, far_bank, q);
     note_nodes(dev, members, count, bank);
     st->generation = generation;
     st->across++;
+    if (!sizes_agree(slot_of, size, bytes))
+        return TCA_ERROR_INVALID_ARGUMENT;
+    for (unsigned q = 0; q < size; q++)
+        memcpy((uint8_t *)all + (size_t)q * bytes, slot_of[q], bytes);
     return TCA_SUCCESS;
 }
 
