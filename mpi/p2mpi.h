@@ -40,6 +40,7 @@
  *   p2mpi_neighbor.c    the neighbourhood collectives and MPI_Alltoallw
  *   p2mpi_rma_dt.c      one-sided communication's datatypes: predefined types
  *                       and ops by number, a datatype's runs of memory
+ *   p2mpi_rma_mem.c     the program's memory: writable ranges, guarded access
  *   p2mpi_rma.c         one-sided operations: windows' table, RDMA puts and
  *                       gets, the target's side of accumulates (p2mpi_rma.h)
  *   p2mpi_rma_calls.c   the MPI one-sided communication calls (MPI_Put ...)

@@ -68,7 +68,7 @@ exchange_64)
         cp "$TMP/out" "$TMP/x$i"
     done
     cmp -s "$TMP/x1" "$TMP/x2" || fail "two runs differ: $(diff "$TMP/x1" "$TMP/x2")"
-    expect_out "p2_exchange 8 B: 43.298 us, p2_exchange_barrier: 42.685 us"
+    expect_out "p2_exchange 8 B: 42.695 us, p2_exchange_barrier: 42.628 us"
     expect_clean ;;
 exchange_scattered)
     # 20 ranks dealt over the four sub-clusters (rank r on node 16 (r % 4) +
