@@ -38,7 +38,8 @@ TEST_F(TcaDevice, ExchangePostsItsSlotToEveryNodeFirst)
         ASSERT_EQ(trailer.b, 16u);
         uint64_t words[2];
         std::memcpy(words, trailer.data.data(), sizeof words);
-        EXPECT_EQ(words[0], kNode) << "the writer's node";
+        EXPECT_EQ(words[0] & 0xffffffffu, kNode) << "the writer's node";
+        EXPECT_EQ(words[0] >> 32, sizeof mine) << "the writer's size, checked by the readers";
         EXPECT_EQ(words[1], 1u) << "the generation, written last";
     }
     EXPECT_EQ(fake.ops_named("pio_commit").size(), 1u);
