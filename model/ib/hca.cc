@@ -159,9 +159,15 @@ void Hca::write_host(uint64_t addr, const uint8_t* data, uint32_t len) {
   }
 }
 
+// Descriptor fetches first, then the data of the packets being built; the
+// send engine makes the next packet once the last one's reads are all
+// issued, so that connections share the read tags packet by packet.
 void Hca::issue_reads() {
-  while (!free_tags_.empty() && (!fetch_reads_.empty() || !data_reads_.empty()) &&
-         pcie_out_.size() < config_.pcie_tx_tlps) {
+  while (!free_tags_.empty() && pcie_out_.size() < config_.pcie_tx_tlps) {
+    if (fetch_reads_.empty() && data_reads_.empty()) {
+      if (!make_packet()) break;
+      continue;  // its reads, if it has any
+    }
     auto& from = !fetch_reads_.empty() ? fetch_reads_ : data_reads_;
     Read r = std::move(from.front());
     from.pop_front();
@@ -356,7 +362,6 @@ void Hca::start_now(const ib_wqe& w, sc_time doorbell) {
   m.wqe = w;
   m.id = next_msg_id_++;
   m.doorbell = doorbell;
-  const bool rdma = w.opcode == IB_OP_RDMA_WRITE || w.opcode == IB_OP_RDMA_WRITE_IMM;
   const uint8_t status = ib_check_wqe(config_, node_, nodes_, w);
   if (status != IB_OK) {
     ++stats_.errors;
@@ -374,64 +379,29 @@ void Hca::start_now(const ib_wqe& w, sc_time doorbell) {
   m.parts = static_cast<unsigned>(parts.size());
   m.last_rail = parts.back().rail;
   messages_.emplace(m.id, m);
-  auto header = [&](unsigned rail) {
-    auto p = std::make_unique<IbPacket>();
-    p->kind = IbPacket::Kind::Data;
-    p->src = node_;
-    p->dst = w.dest_node;
-    p->rail = rail;
-    p->opcode = w.opcode;
-    p->msg_length = w.length;
-    p->imm = w.imm;
-    p->msn = m.msn;
-    p->msg_id = m.id;
-    p->id = (static_cast<uint64_t>(node_) << 48) | next_packet_id_++;
-    p->born = doorbell;
-    return p;
-  };
+  IbConnections::Message msg{w, m.id, m.msn, doorbell, parts};
   if (ib_is_read_or_atomic(w.opcode)) {
-    // One request per part; the responder's responses carry the data.
-    for (const IbPart& pt : parts) {
-      IbPacketPtr p = header(pt.rail);
-      p->first = p->last = true;
-      p->msg_offset = pt.offset;
-      p->read_length = pt.length;
-      p->remote_addr = w.remote_addr + pt.offset;
-      p->compare_add = w.compare_add;
-      p->swap = w.swap;
-      p->wire_bytes = config_.header_bytes + (ib_is_atomic(w.opcode) ? config_.atomic_eth_bytes : config_.reth_bytes);
-      ++rd_out_[pt.rail];
-      build_packet(std::move(p), 0);
-    }
-    issue_reads();
-    return;
-  }
-  // Packets, interleaved between the parts so both rails fill at once.
-  const uint32_t mtu = config_.mtu;
-  std::vector<uint32_t> sent(parts.size(), 0);
-  std::vector<bool> started(parts.size(), false);
-  for (bool more = true; more;) {
-    more = false;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      const IbPart& pt = parts[i];
-      if (started[i] && sent[i] >= pt.length) continue;
-      const uint32_t payload = std::min(mtu, pt.length - sent[i]);
-      IbPacketPtr p = header(pt.rail);
-      p->first = !started[i];
-      p->msg_offset = pt.offset + sent[i];
-      p->remote_addr = w.remote_addr + p->msg_offset;
-      p->data.resize(payload);
-      started[i] = true;
-      sent[i] += payload;
-      p->last = sent[i] >= pt.length;
-      p->wire_bytes = config_.header_bytes + payload + (p->first && rdma ? config_.reth_bytes : 0) +
-                      (p->last && w.opcode != IB_OP_RDMA_WRITE ? config_.imm_bytes : 0);
-      const uint64_t src = w.local_addr + p->msg_offset;
-      build_packet(std::move(p), src);
-      if (sent[i] < pt.length) more = true;
+    // One request per part, its responses carrying the data; the initiator
+    // depth is taken now, and the requests go out in their connection's
+    // order: at once, or behind the packets of a message before them.
+    for (const IbPart& pt : parts) ++rd_out_[pt.rail];
+    if (!connections_.busy(w.dest_node)) {
+      for (IbPacketPtr& p : connections_.requests(msg)) build_packet(std::move(p), 0);
+      issue_reads();
+      return;
     }
   }
+  connections_.add(msg);
   issue_reads();
+}
+
+// The send engine's next packet (connections.h), its data to be read.
+bool Hca::make_packet() {
+  IbPacketPtr p;
+  uint64_t src = 0;
+  if (!connections_.next(&p, &src)) return false;
+  build_packet(std::move(p), src);
+  return true;
 }
 
 // A rail sends its packets in the order they were made, whatever order their

@@ -39,6 +39,7 @@
 
 #include "core/agenda.h"
 #include "ib/config.h"
+#include "ib/connections.h"
 #include "ib/ib_link.h"
 #include "ib/responder.h"
 #include "ib_hw.h"
@@ -124,6 +125,7 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
   bool initiator_depth_ok(const ib_wqe& w) const;
   void resume_stalled();
   Packet* build_packet(IbPacketPtr p, uint64_t src_addr);
+  bool make_packet();
   // RDMA READ and atomics: what the responder asks of this HCA, and the
   // responses at the requester.
   IbResponder::Host responder_host();
@@ -167,6 +169,7 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
   uint64_t next_msg_id_ = 1;
   std::vector<uint32_t> msn_to_;           // per destination
   unsigned next_rail_ = 0;
+  IbConnections connections_{config_, node_, next_packet_id_};  // what is left to make into packets
   std::deque<std::unique_ptr<Packet>> building_;  // in read order
   unsigned building_on_[IB_PORTS] = {};           // of them, per rail
   std::array<std::deque<IbPacketPtr>, IB_PORTS> tx_;  // ready to send, per rail
