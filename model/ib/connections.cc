@@ -7,6 +7,9 @@ namespace p2 {
 void IbConnections::add(const Message& m) {
   Stream st;
   st.m = m;
+  st.seq = posted_++;
+  st.single = ib_is_read_or_atomic(m.wqe.opcode) ||
+              (m.parts.size() == 1 && m.parts[0].length <= config_.mtu);
   st.sent.assign(m.parts.size(), 0);
   st.started.assign(m.parts.size(), false);
   queues_[m.wqe.dest_node].push_back(std::move(st));
@@ -49,9 +52,15 @@ std::vector<IbPacketPtr> IbConnections::requests(const Message& m) {
 
 bool IbConnections::next(IbPacketPtr* out, uint64_t* src) {
   if (queues_.empty()) return false;
-  auto it = queues_.lower_bound(next_dest_);
-  if (it == queues_.end()) it = queues_.begin();
-  next_dest_ = it->first + 1;
+  // The oldest one-packet message at the head of its connection, else the
+  // oldest message.
+  auto it = queues_.end(), oldest = queues_.end();
+  for (auto q = queues_.begin(); q != queues_.end(); ++q) {
+    const Stream& f = q->second.front();
+    if (oldest == queues_.end() || f.seq < oldest->second.front().seq) oldest = q;
+    if (f.single && (it == queues_.end() || f.seq < it->second.front().seq)) it = q;
+  }
+  if (it == queues_.end()) it = oldest;
   Stream& st = it->second.front();
   const ib_wqe& w = st.m.wqe;
   const size_t i = st.part;

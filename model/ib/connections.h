@@ -1,12 +1,14 @@
 // connections.h - an HCA's send engine: the reliable connections (one per
 // destination, as verbs' RC queue pairs) with messages to send, and the
-// packets made from them one at a time, the connections with work taking
-// turns. A SEND to one node (a rendezvous CTS) so leaves behind one packet
-// of a long RDMA write to another, not behind all of it, while each
-// connection's messages (an RDMA write and the SEND behind it) keep their
-// order. Within a message, its parts (rails) take turns so that both rails
-// fill at once. Depends on the transport's rules (transport.h) and the
-// packet (packet.h).
+// packets made from them one at a time. Messages of several packets are
+// served one after the other in the order they were posted; a message of
+// one packet (a SEND of a header: a rendezvous RTS, CTS or FIN; a read's
+// request) on a connection with nothing before it goes out at the next
+// packet boundary, so that a CTS to one node does not wait behind a long
+// RDMA write to another. Each connection's messages (an RDMA write and the
+// FIN behind it) keep their order. Within a message, its parts (rails) take
+// turns so that both rails fill at once. Depends on the transport's rules
+// (transport.h) and the packet (packet.h).
 #pragma once
 
 #include <cstdint>
@@ -48,6 +50,8 @@ class IbConnections {
  private:
   struct Stream {
     Message m;
+    uint64_t seq = 0;  // post order over all connections
+    bool single = false;  // one packet: may pass the messages of other connections
     std::vector<uint32_t> sent;
     std::vector<bool> started;
     size_t part = 0;  // the part whose packet comes next
@@ -58,7 +62,7 @@ class IbConnections {
   unsigned node_;
   uint64_t& packet_ids_;
   std::map<unsigned, std::deque<Stream>> queues_;  // by destination, in post order
-  unsigned next_dest_ = 0;                         // the destination served next
+  uint64_t posted_ = 0;
 };
 
 }  // namespace p2
