@@ -107,6 +107,11 @@ typedef struct pm_comm {
     int *world;         /* world[comm rank] */
     uint32_t ctx;       /* point-to-point context; collectives use ctx + 1 */
     uint32_t nbc_seq;   /* nonblocking collectives started on it (their contexts) */
+    /* Nonblocking collectives on it not yet complete; MPI_Comm_free while
+     * some are marks it `freed`, and the last one to complete frees it
+     * (MPI-3.1 6.4.3: the free waits for pending operations). */
+    unsigned nbc_pending;
+    int freed;
     /* MPI_THREAD_MULTIPLE: the blocking collective a thread of this rank is
      * inside on it (NULL: none), and that thread */
     const char *coll_call;

@@ -163,15 +163,8 @@ int MPI_Comm_free(MPI_Comm *comm)
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         pm_fatal("freeing a predefined communicator (MPI_ERR_COMM)");
     pm_comm *c = pm_comm_of(*comm, "MPI_Comm_free");
-    pm_comm_unlink(c);
     PMPI_Comm_free(&c->handle);
-    free(c->world);
-    free(c->topo);
-    if (c->local) { /* an intercommunicator's local group */
-        free(c->local->world);
-        free(c->local);
-    }
-    free(c);
+    pm_comm_drop(c);
     *comm = MPI_COMM_NULL;
     RETURN(MPI_SUCCESS);
 }

@@ -274,6 +274,9 @@ pm_comm *pm_comm_of(MPI_Comm h, const char *call)
         return &world_comm;
     if (h == MPI_COMM_SELF)
         return &self_comm;
+    /* before the table: a freed communicator still in it has no handle */
+    if (h == MPI_COMM_NULL)
+        pm_fatal("MPI_COMM_NULL passed as a communicator (MPI_ERR_COMM)");
     if (E.multi)
         pthread_mutex_lock(&table_lock);
     pm_comm *c = comms;
@@ -283,8 +286,6 @@ pm_comm *pm_comm_of(MPI_Comm h, const char *call)
         pthread_mutex_unlock(&table_lock);
     if (c)
         return c;
-    if (h == MPI_COMM_NULL)
-        pm_fatal("MPI_COMM_NULL passed as a communicator (MPI_ERR_COMM)");
     pm_fatal("a communicator the layer did not make (MPI_ERR_COMM)");
 }
 
@@ -370,4 +371,34 @@ void pm_comm_unlink(pm_comm *c)
             break;
         }
     pthread_mutex_unlock(&table_lock);
+}
+
+static void comm_destroy(pm_comm *c)
+{
+    pm_comm_unlink(c);
+    free(c->world);
+    free(c->topo);
+    if (c->local) { /* an intercommunicator's local group */
+        free(c->local->world);
+        free(c->local);
+    }
+    free(c);
+}
+
+/* A pending nonblocking collective still runs its rounds on c (its
+ * members, its context, which pm_comm_by_ctx finds for the rounds'
+ * messages): c stays, handle-less, until the last one completes. */
+void pm_comm_drop(pm_comm *c)
+{
+    c->handle = MPI_COMM_NULL;
+    if (c->nbc_pending)
+        c->freed = 1;
+    else
+        comm_destroy(c);
+}
+
+void pm_comm_nbc_done(pm_comm *c)
+{
+    if (--c->nbc_pending == 0 && c->freed)
+        comm_destroy(c);
 }

@@ -90,6 +90,11 @@ void pm_comms_start(void);
 /* A communicator p2mpi_comm.c made joins the table; one it frees leaves. */
 void pm_comm_link(pm_comm *c);
 void pm_comm_unlink(pm_comm *c);
+/* MPI_Comm_free's part after Open MPI's handle is gone: the layer's
+ * communicator goes now, or once its pending nonblocking collectives
+ * complete (pm_comm_nbc_done). */
+void pm_comm_drop(pm_comm *c);
+void pm_comm_nbc_done(pm_comm *c);
 
 #pragma GCC visibility pop
 

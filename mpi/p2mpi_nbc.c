@@ -206,6 +206,7 @@ static void finish(nbc *n)
     n->req->done = 1;
     free(n->arg);
     pm_coro_free(n->co);
+    pm_comm_nbc_done(n->comm);
     free(n);
 }
 
@@ -266,6 +267,7 @@ static int start(nbc *n, MPI_Request *req)
     if (c->ctx + 1u >= 1u << NBC_SEQ_SHIFT)
         pm_fatal("too many communicators made for the nonblocking collectives' contexts");
     n->seq = c->nbc_seq++;
+    c->nbc_pending++;
     n->ctx_bits = NBC_CTX_BIT | (n->seq & NBC_SEQ_MASK) << NBC_SEQ_SHIFT;
     pm_req *r = pm_req_new(RQ_COLL);
     r->active = 1;

@@ -511,6 +511,25 @@ roots_nbc)
     expect_err "rank 0 (node 0): in MPI_Wait (MPI_Igather from rank 1 (root 0))"
     expect_err "rank 1 (node 1): in MPI_Wait (MPI_Igather from rank 0 (root 1))"
     expect_clean ;;
+comm_free_nbc)
+    # Issue 37, item 8: MPI_Comm_free with a nonblocking collective pending
+    # on the communicator (legal: MPI frees it once the operation completes)
+    # freed the layer's communicator at once, and the MPI_Wait after it
+    # ended in a false deadlock verdict. Each kind at 2 and 3 ranks: the
+    # results right, the world's collectives after it too, twice alike.
+    for kind in ibarrier iallreduce ibcast; do
+        for n in 2 3; do
+            for i in 1 2; do
+                run -n $n --timeout 60 -- "$BIN/mpi_lifetimes" comm_free $kind
+                expect_rc 0
+                expect_out "mpi_lifetimes: comm_free ok"
+                expect_clean
+                sort "$TMP/out" >"$TMP/free$i"
+            done
+            cmp -s "$TMP/free1" "$TMP/free2" ||
+                fail "$kind at $n ranks: two runs differ: $(diff "$TMP/free1" "$TMP/free2")"
+        done
+    done ;;
 coll_args)
     # Issue 37, item 4: a reduction whose op, datatype or count differs
     # between ranks returned different results at the ranks (or, for some
