@@ -147,8 +147,10 @@ typedef struct p2_chan_resp {
     uint64_t time_ps;  /* simulated time at which the answer became true */
 } p2_chan_resp;
 
-/* Rank life cycle as seen in the segment (a thread lane's too: NEW is a
- * free lane, EXITING a thread that ended; the simulator frees it again). */
+/* Rank life cycle as seen in the segment (a thread lane's too: NEW a lane
+ * never taken, EXITING a thread that ended; the runtime takes such a lane
+ * again at once, its EXIT run or not: requests after an EXIT on a lane's
+ * ring are the next thread's). */
 typedef enum p2_rank_state {
     P2_RANK_NEW = 0,      /* not attached yet */
     P2_RANK_ATTACHED = 1, /* channel in use */

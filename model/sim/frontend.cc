@@ -40,11 +40,13 @@ Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& r
   ranks_on_node_.resize(cluster.nodes());
   gpu_ipc_.resize(cluster.nodes());
   const unsigned nranks = static_cast<unsigned>(rank_node.size());
+  nranks_ = nranks;
   ranks_.resize(nranks * P2_RANK_LANES);
   locks_.resize(nranks);
   for (unsigned i = 0; i < ranks_.size(); i++) {
     Rank& r = ranks_[i];
     r.index = i;
+    r.order = i;
     r.owner = i < nranks ? i : (i - nranks) / (P2_RANK_LANES - 1);
     r.lane = i < nranks ? 0 : 1 + (i - nranks) % (P2_RANK_LANES - 1);
     r.node = rank_node[r.owner];
@@ -127,19 +129,19 @@ void Frontend::snapshot_clocks() {
 Frontend::Survey Frontend::survey() {
   Survey s;
   bool someone_outside = false;
-  Key best_all{kNever, ~0u}, best_outside{kNever, ~0u};
+  Key best_all{kNever}, best_outside{kNever};
   for (unsigned i : live_) {
     Rank& r = ranks_[i];
     if (!r.done || !r.queue.empty()) s.all_done = false;
     const bool inside = in_world_collective(r);
     if (r.lane == 0 && !r.done && !inside) someone_outside = true;
     if (running(r)) {
-      const Key k{r.attached ? horizon(r) : 0, r.index};
+      const Key k = key(r, r.attached ? horizon(r) : 0);
       if (k < best_all) best_all = k;
       if (!inside && k < best_outside) best_outside = k;
     }
     if (r.waiting && r.wait.deadline != kNever) {
-      const Key k{r.wait.deadline, r.index};
+      const Key k = key(r, r.wait.deadline);
       if (k < s.due) s.due = k;
     }
     if (queued_before(r, s.request)) s.request = &r;
@@ -150,7 +152,7 @@ Frontend::Survey Frontend::survey() {
 
 bool Frontend::queued_before(const Rank& r, const Rank* best) {
   return !r.queue.empty() &&
-         (!best || Key{r.queue.front().stamp, r.index} < Key{best->queue.front().stamp, best->index});
+         (!best || key(r, r.queue.front().stamp) < key(*best, best->queue.front().stamp));
 }
 
 Frontend::Rank* Frontend::next_request() {
@@ -251,7 +253,8 @@ void Frontend::execute(Rank& r, Request& q) {
       give_lock(r, true);
       r.done = true;
       r.done_at = now_ps();
-      if (r.lane > 0) p2_st_sc(&r.channel->state, static_cast<uint32_t>(P2_RANK_NEW));  // free
+      // A thread lane is free again once its thread has ended: the runtime
+      // says so (rt_thread_exit), whether or not this has run.
       return;
     case P2_CHAN_UNPARK: {
       if (q.a >= P2_RANK_LANES) {
@@ -509,7 +512,7 @@ int Frontend::run() {
     // rank) order with the requests, unless its memory changes first.
     const Key due = survey.due;
     if (Rank* r = survey.request) {
-      Key k{r->queue.front().stamp, r->index};
+      const Key k = key(*r, r->queue.front().stamp);
       if (k < limit && !(due < k)) {
         if (!advance_through(std::max(k.time, now_ps()))) continue;  // someone was answered
         Request q = std::move(r->queue.front());

@@ -130,6 +130,9 @@ class Frontend {
     unsigned index = 0, node = 0;
     unsigned owner = 0, lane = 0;  // the rank, and which of its channels this is
     uint32_t claims = 0;           // a thread lane: lane_claims when it was last taken
+    // Its place in (time, order, claims) order: the channel's index, which
+    // a thread's session keeps when retired (retire_ended_session).
+    unsigned order = 0;
     uint32_t unparked_seq = 0;     // the highest parking an UNPARK has ended
     bool parked = false;           // its thread sleeps until another wakes it
     p2_job_rank* channel = nullptr;
@@ -149,11 +152,21 @@ class Frontend {
     bool empty_polls = false;   // its last answer was a register read meaning "nothing yet" (empty_poll)
     Request wait;
   };
+  // Ordered by time, then channel, then the channel's session (a thread's
+  // ended session before the next thread's on its lane); `rank` is the
+  // index into ranks_.
   struct Key {
     uint64_t time;
-    unsigned rank;
-    bool operator<(const Key& o) const { return time != o.time ? time < o.time : rank < o.rank; }
+    unsigned order = ~0u;
+    uint32_t session = 0;
+    unsigned rank = ~0u;
+    bool operator<(const Key& o) const {
+      if (time != o.time) return time < o.time;
+      if (order != o.order) return order < o.order;
+      return session < o.session;
+    }
   };
+  static Key key(const Rank& r, uint64_t time) { return Key{time, r.order, r.claims, r.index}; }
   static constexpr uint64_t kNever = UINT64_MAX;
   // While every rank waits, the model runs this much simulated time per turn
   // of the loop (or to its next event, if later): long enough that the loop's
@@ -170,6 +183,11 @@ class Frontend {
   bool blocked(const Rank& r) const;
   bool running(const Rank& r) const { return !r.done && !r.parked && !blocked(r); }
   Rank& lane_of(unsigned rank, unsigned lane);
+  // A thread took lane r while the simulator still holds its last thread's
+  // session (up to its EXIT): that session moves to a spare entry of
+  // ranks_, keeping its order, and r starts the new one.
+  void retire_ended_session(Rank& r);
+  void start_session(Rank& r);
   std::string name(const Rank& r) const;  // "rank 3" or "rank 3 thread 1"
   // Inside an MPI collective over every rank (mpi/: Open MPI's own finalize).
   bool in_world_collective(const Rank& r) const {
@@ -180,7 +198,7 @@ class Frontend {
   }
   struct Survey {
     bool all_done = true;
-    Key limit{kNever, ~0u}, due{kNever, ~0u};
+    Key limit{kNever}, due{kNever};
     Rank* request = nullptr;
   };
   Survey survey();  // frontend.cc says what each field is
@@ -234,7 +252,10 @@ class Frontend {
   Scheduler& sched_ = Scheduler::of_kernel();
   p2_clock_mode clock_;
   Flags flags_;
-  std::vector<Rank> ranks_;
+  // A channel each (nranks_ * P2_RANK_LANES, lane_of), then the retired
+  // sessions of thread lanes (a deque: entries never move).
+  std::deque<Rank> ranks_;
+  unsigned nranks_ = 0;
   // The lanes the loop's per-turn scans look at, in index order: those not
   // done, or with requests or a wait left (a 16-rank job has 64 lanes, 16 of
   // them in use).

@@ -20,8 +20,7 @@ namespace p2 {
 // ---- Ranks ---------------------------------------------------------------
 
 Frontend::Rank& Frontend::lane_of(unsigned rank, unsigned lane) {
-  const unsigned nranks = static_cast<unsigned>(ranks_.size() / P2_RANK_LANES);
-  return ranks_[lane == 0 ? rank : nranks + rank * (P2_RANK_LANES - 1) + (lane - 1)];
+  return ranks_[lane == 0 ? rank : nranks_ + rank * (P2_RANK_LANES - 1) + (lane - 1)];
 }
 
 void Frontend::fault(const Rank& r, const std::string& field, const std::string& why) {
@@ -104,6 +103,9 @@ void Frontend::poll_ranks() {
   for (unsigned i : live_) {
     Rank& r = ranks_[i];
     if (r.done || faulted_) continue;
+    // What follows a thread's EXIT in its lane's ring is the next thread's
+    // session, drained once that session has an entry of its own.
+    if (r.lane > 0 && !r.queue.empty() && r.queue.back().op == P2_CHAN_EXIT) continue;
     // Read "reaped" before draining: once the process is gone its ring is final.
     if (!r.reaped && (shutdown || p2_ld(&lane_of(r.owner, 0).channel->reaped))) r.reaped = true;
     if (!r.attached && p2_ld(&r.channel->state) >= P2_RANK_ATTACHED) {
@@ -157,7 +159,9 @@ void Frontend::poll_ranks() {
       r.tail++;
       requests_seen_++;
       r.last_stamp = q.stamp;
+      const bool exit = q.op == P2_CHAN_EXIT;
       r.queue.push_back(std::move(q));
+      if (exit && r.lane > 0) break;
     }
     if (r.tail != first) p2_chan_consumed(r.channel, r.tail);
     if (r.reaped) {
@@ -180,36 +184,75 @@ void Frontend::poll_ranks() {
   // Threads take lanes rarely: look for new ones only when the count moved,
   // and after the rings: a request its creator pushed after taking a lane is
   // drained only with the lane in view, so the model never runs past the
-  // clock the new thread starts at.
+  // clock the new thread starts at. A thread may take a lane whose last
+  // thread's EXIT is not drained yet (it was pushed before the lane was
+  // free): looked at again next turn.
   const uint32_t taken = p2_ld_sc(&job_->lanes_taken);
   if (taken == lanes_taken_) return;
-  lanes_taken_ = taken;
-  for (Rank& r : ranks_) {
-    if (r.lane == 0 || !r.done || r.reaped || p2_ld_sc(&r.channel->state) != P2_RANK_ATTACHED ||
-        p2_ld(&r.channel->lane_claims) == r.claims)
-      continue;
-    // A thread took the lane: it starts at its creator's clock.
-    Rank fresh;
-    fresh.index = r.index;
-    fresh.node = r.node;
-    fresh.owner = r.owner;
-    fresh.lane = r.lane;
-    fresh.channel = r.channel;
-    fresh.claims = p2_ld(&r.channel->lane_claims);
-    fresh.unparked_seq = p2_ld(&r.channel->parked_seq);
-    fresh.attached = true;
-    fresh.pid = ranks_[r.owner].pid;
-    fresh.tail = r.tail;  // the lane's ring goes on counting
-    int64_t start = p2_ld(&r.channel->clock_floor);
-    if (start > 0 && static_cast<uint64_t>(start) > P2_CHAN_MAX_STAMP_PS) {
-      fault(fresh, "clock_floor", "is " + std::to_string(start) + " ps, past " + stamp_limit());
-      return;
-    }
-    fresh.answer_floor = start > 0 ? static_cast<uint64_t>(start) : 0;
-    if (r.cpu_fd >= 0) close(r.cpu_fd);
-    r = std::move(fresh);
-    live_stale_ = true;
+  bool pending = false;
+  for (unsigned i = nranks_; i < nranks_ * P2_RANK_LANES; i++) {
+    Rank& r = ranks_[i];
+    if (r.reaped || p2_ld(&r.channel->lane_claims) == r.claims) continue;
+    if (r.done)
+      start_session(r);
+    else if (!r.queue.empty() && r.queue.back().op == P2_CHAN_EXIT)
+      retire_ended_session(r);
+    else
+      pending = true;
   }
+  if (!pending) lanes_taken_ = taken;
+}
+
+// A thread took the lane: it starts at its creator's clock.
+void Frontend::start_session(Rank& r) {
+  Rank fresh;
+  fresh.index = r.index;
+  fresh.order = r.order;
+  fresh.node = r.node;
+  fresh.owner = r.owner;
+  fresh.lane = r.lane;
+  fresh.channel = r.channel;
+  fresh.claims = p2_ld(&r.channel->lane_claims);
+  fresh.unparked_seq = p2_ld(&r.channel->parked_seq);
+  fresh.attached = true;
+  fresh.pid = ranks_[r.owner].pid;
+  fresh.tail = r.tail;  // the lane's ring goes on counting
+  int64_t start = p2_ld(&r.channel->clock_floor);
+  if (start > 0 && static_cast<uint64_t>(start) > P2_CHAN_MAX_STAMP_PS) {
+    fault(fresh, "clock_floor", "is " + std::to_string(start) + " ps, past " + stamp_limit());
+    return;
+  }
+  fresh.answer_floor = start > 0 ? static_cast<uint64_t>(start) : 0;
+  if (r.cpu_fd >= 0) close(r.cpu_fd);
+  r = std::move(fresh);
+  live_stale_ = true;
+}
+
+// The ended session keeps what it has left to run (its last requests and
+// EXIT, at their stamps, in their order), so the next thread's requests, which
+// may be stamped earlier, run at their own times whenever the simulator
+// learns of either: the lane is free as soon as its thread has ended. A
+// session with an EXIT queued waits for nothing and holds no time back, and
+// may hold its rank's lock (an UNLOCK queued before the EXIT): the lock goes
+// with it.
+void Frontend::retire_ended_session(Rank& r) {
+  unsigned spare = static_cast<unsigned>(ranks_.size());
+  for (unsigned i = nranks_ * P2_RANK_LANES; i < ranks_.size(); i++)
+    if (ranks_[i].done && ranks_[i].queue.empty() && !ranks_[i].waiting) {
+      spare = i;
+      break;
+    }
+  if (spare == ranks_.size()) ranks_.emplace_back();
+  Rank& old = ranks_[spare];
+  old = std::move(r);
+  old.index = spare;
+  if (old.cpu_fd >= 0) close(old.cpu_fd);  // the ended thread's CPU time counts no more
+  old.cpu_fd = r.cpu_fd = -1;
+  RankLock& l = locks_[old.owner];
+  if (l.holder == r.index) l.holder = spare;
+  r.queue.clear();
+  start_session(r);
+  live_stale_ = true;
 }
 
 }  // namespace p2

@@ -23,6 +23,9 @@
 #   coll    main and a helper each in MPI_Allreduce on MPI_COMM_WORLD at
 #           once (tests/mpi/mpi_hostile.c threads; erroneous): every sum was
 #           wrong, nothing said; the job ends naming both calls
+#   detached  200 detached threads one after another, at most two alive,
+#           each one MPI_Sendrecv (tests/mpi/mpi_lifetimes.c): ten runs,
+#           every exchange right, the same simulated times
 set -u
 CASE=$1 P2RUN=$2 BIN=$3
 LABEL="threads $CASE"
@@ -106,6 +109,19 @@ coll)
             fail "no report of two threads' collectives on one communicator at $n ranks"
         grep -q "allreduces wrong\|returned" "$TMP/err" && fail "the concurrent allreduces returned"
         expect_clean
+    done ;;
+detached)
+    # Issue 37, item 11: a lane was free again only once the simulator had
+    # run its thread's exit, so a thread created meanwhile found none and
+    # its MPI call failed ("more than 4 threads use the simulator's
+    # libraries at once") in 8 of 13 runs, by host timing.
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        run -n 2 --timeout 100 -- "$BIN/mpi_lifetimes" detached 200
+        expect_rc 0
+        expect_out "mpi_lifetimes: detached ok"
+        expect_clean
+        sort "$TMP/out" >"$TMP/det$i"
+        cmp -s "$TMP/det1" "$TMP/det$i" || fail "runs 1 and $i differ: $(diff "$TMP/det1" "$TMP/det$i")"
     done ;;
 *)
     echo "unknown case $CASE"

@@ -31,13 +31,16 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 /* Takes a free lane (under rt.lock) for a thread starting at clock_ps: the
  * simulator holds the rank's time there until the thread sends something,
- * parks or ends. */
+ * parks or ends. A lane is free once its last thread's EXIT is on its ring
+ * (rt_thread_exit), whether or not the simulator has run it: what follows
+ * in the ring is the new thread's session (model/sim/frontend_admit.cc), so
+ * no thread waits for a lane on the model's progress or the host's timing. */
 rt_lane *rt_take_lane_locked(rt_state *s, uint64_t clock_ps)
 {
     for (unsigned k = 1; k < P2_RANK_LANES; k++) {
         rt_lane *l = &s->lanes[k];
-        if (l->used || p2_ld_sc(&l->channel->state) != P2_RANK_NEW)
-            continue; /* in use, or its last thread's end not yet seen by the simulator */
+        if (l->used)
+            continue;
         l->used = 1;
         l->clock_ps = clock_ps;
         l->api_depth = 0;
