@@ -123,8 +123,12 @@ static int segment_lost(const job_run *jr)
 {
     if (!p2_shm_guard_lost())
         return 0;
-    fprintf(stderr, "p2run: the job segment %s shrank under p2run (a process of the job "
-                    "truncated it); ending the job\n", jr->segment);
+    char full[256];
+    if (p2_shm_full(full, sizeof full))
+        fprintf(stderr, "p2run: the job segment %s: %s; ending the job\n", jr->segment, full);
+    else
+        fprintf(stderr, "p2run: the job segment %s shrank under p2run (a process of the job "
+                        "truncated it); ending the job\n", jr->segment);
     return 1;
 }
 
@@ -394,6 +398,24 @@ static int supervise(job_run *jr, double deadline)
     }
 }
 
+/* The nodes' memory lies in sparse files in /dev/shm: a job runs while its
+ * ranks touch no more than fits, and a rank that touches more dies of
+ * SIGBUS. Said before the ranks start when the nodes' host memory alone is
+ * more than /dev/shm holds (64 MB in many containers). */
+static void warn_shm_size(const job_run *jr)
+{
+    const unsigned long long size = p2_shm_size();
+    const unsigned long long host = (unsigned long long)jr->job->nnodes * jr->job->host_bytes;
+    if (!size || host <= size)
+        return;
+    fprintf(stderr, "p2run: warning: /dev/shm holds %llu MiB, less than the %u nodes' host "
+                    "memory (%llu MiB, and %llu MiB of GPU memory): a rank that touches more "
+                    "than fits dies of SIGBUS (docker run --shm-size, or host_memory_bytes in "
+                    "--params)\n",
+            size >> 20, jr->job->nnodes, host >> 20,
+            ((unsigned long long)jr->job->nnodes * jr->job->gpu_bytes) >> 20);
+}
+
 static int run_job(job_run *jr)
 {
     char topology[PATH_MAX], sim[PATH_MAX];
@@ -405,6 +427,8 @@ static int run_job(job_run *jr)
     /* --timeout counts from here: a simulator that never gets ready is ended too. */
     double deadline = jr->opt.timeout_s > 0 ? now_s() + jr->opt.timeout_s : 0;
     rc = start_simulator(jr, sim, topology, deadline);
+    if (rc == 0)
+        warn_shm_size(jr);
     if (rc == 0)
         rc = start_ranks(jr);
     return rc != 0 ? rc : supervise(jr, deadline);

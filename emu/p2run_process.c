@@ -22,6 +22,7 @@
 
 #include "channel.h"
 #include "p2run_internal.h"
+#include "shm_guard.h"
 
 extern char **environ;
 
@@ -283,7 +284,11 @@ int failed(int st)
 
 void describe_exit(const char *who, pid_t pid, int st)
 {
-    if (WIFSIGNALED(st))
+    char full[256];
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS && p2_shm_full(full, sizeof full))
+        fprintf(stderr, "p2run: %s (pid %d) was killed by signal %d (%s): %s\n", who, (int)pid,
+                WTERMSIG(st), strsignal(WTERMSIG(st)), full);
+    else if (WIFSIGNALED(st))
         fprintf(stderr, "p2run: %s (pid %d) was killed by signal %d (%s)%s\n", who, (int)pid,
                 WTERMSIG(st), strsignal(WTERMSIG(st)), WCOREDUMP(st) ? ", core dumped" : "");
     else

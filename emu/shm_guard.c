@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 
 #include "channel.h"
 
@@ -70,4 +71,29 @@ const char *p2_shm_guard_lost(void)
 {
     int i = lost;
     return i < 0 ? NULL : guards[i].name;
+}
+
+unsigned long long p2_shm_size(void)
+{
+    struct statvfs fs;
+    if (statvfs("/dev/shm", &fs) != 0)
+        return 0;
+    return (unsigned long long)fs.f_blocks * fs.f_frsize;
+}
+
+int p2_shm_full(char *why, size_t whylen)
+{
+    struct statvfs fs;
+    if (statvfs("/dev/shm", &fs) != 0)
+        return 0;
+    const unsigned long long avail = (unsigned long long)fs.f_bavail * fs.f_frsize;
+    const unsigned long long size = (unsigned long long)fs.f_blocks * fs.f_frsize;
+    /* A fault wants one page; what is left after it is less than a few. */
+    if (avail >= (1ull << 20))
+        return 0;
+    snprintf(why, whylen, "/dev/shm is full (%llu KiB free of %llu MiB), so a page of the job's "
+                          "memory could not be had: give it more room (docker run --shm-size) or "
+                          "the nodes less memory (host_memory_bytes, gpu_memory_bytes in --params)",
+             avail >> 10, size >> 20);
+    return 1;
 }

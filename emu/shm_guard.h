@@ -8,6 +8,10 @@
  * mapping is replaced by private zero pages (the faulting access then
  * completes on them) and the object is reported lost; the caller ends the job
  * at its next look. A SIGBUS anywhere else stays fatal.
+ *
+ * The same SIGBUS comes when a page of an object cannot be had at all: the
+ * objects are sparse files in /dev/shm, and a full /dev/shm (64 MB in many
+ * containers) refuses the next page. p2_shm_full tells the two apart.
  */
 #ifndef P2_EMU_SHM_GUARD_H
 #define P2_EMU_SHM_GUARD_H
@@ -23,6 +27,11 @@ extern "C" {
 int p2_shm_guard(void *base, size_t bytes, const char *name);
 /* The name of the first guarded object that shrank, or NULL. */
 const char *p2_shm_guard_lost(void);
+/* Whether /dev/shm, where the job's memory lies, has less than a page or so
+ * left: 1 with `why` saying how much it holds, else 0. */
+int p2_shm_full(char *why, size_t whylen);
+/* The bytes /dev/shm holds in all (0 if it cannot tell). */
+unsigned long long p2_shm_size(void);
 
 #ifdef __cplusplus
 }

@@ -51,9 +51,15 @@ std::string Frontend::name(const Rank& r) const {
 }
 
 int Frontend::rank_fault() {
-  if (const char* lost = p2_shm_guard_lost())
-    std::cerr << "p2sim: " << lost << " shrank under the simulator (a process of the job "
-              << "truncated it); ending the job at simulated time " << us(now_ps()) << "\n";
+  char full[256];
+  if (const char* lost = p2_shm_guard_lost()) {
+    if (p2_shm_full(full, sizeof full))
+      std::cerr << "p2sim: " << lost << ": " << full << "; ending the job at simulated time "
+                << us(now_ps()) << "\n";
+    else
+      std::cerr << "p2sim: " << lost << " shrank under the simulator (a process of the job "
+                << "truncated it); ending the job at simulated time " << us(now_ps()) << "\n";
+  }
   return kRankFaultStatus;
 }
 
