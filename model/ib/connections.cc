@@ -32,21 +32,23 @@ IbPacketPtr IbConnections::packet(const Message& m, unsigned rail) {
   return p;
 }
 
-std::vector<IbPacketPtr> IbConnections::requests(const Message& m) {
+IbPacketPtr IbConnections::request(const Message& m, const IbPart& pt) {
   const ib_wqe& w = m.wqe;
+  IbPacketPtr p = packet(m, pt.rail);
+  p->first = p->last = true;
+  p->msg_offset = pt.offset;
+  p->read_length = pt.length;
+  p->remote_addr = w.remote_addr + pt.offset;
+  p->compare_add = w.compare_add;
+  p->swap = w.swap;
+  p->wire_bytes = config_.header_bytes +
+                  (ib_is_atomic(w.opcode) ? config_.atomic_eth_bytes : config_.reth_bytes);
+  return p;
+}
+
+std::vector<IbPacketPtr> IbConnections::requests(const Message& m) {
   std::vector<IbPacketPtr> out;
-  for (const IbPart& pt : m.parts) {
-    IbPacketPtr p = packet(m, pt.rail);
-    p->first = p->last = true;
-    p->msg_offset = pt.offset;
-    p->read_length = pt.length;
-    p->remote_addr = w.remote_addr + pt.offset;
-    p->compare_add = w.compare_add;
-    p->swap = w.swap;
-    p->wire_bytes = config_.header_bytes +
-                    (ib_is_atomic(w.opcode) ? config_.atomic_eth_bytes : config_.reth_bytes);
-    out.push_back(std::move(p));
-  }
+  for (const IbPart& pt : m.parts) out.push_back(request(m, pt));
   return out;
 }
 
@@ -66,8 +68,7 @@ bool IbConnections::next(IbPacketPtr* out, uint64_t* src) {
   const size_t i = st.part;
   const IbPart& pt = st.m.parts[i];
   if (ib_is_read_or_atomic(w.opcode)) {  // its requests, behind the messages before it
-    std::vector<IbPacketPtr> req = requests(st.m);
-    *out = std::move(req[i]);
+    *out = request(st.m, pt);
     *src = 0;
     if (++st.part >= st.m.parts.size()) {
       it->second.pop_front();

@@ -57,6 +57,7 @@ class IbConnections {
     size_t part = 0;  // the part whose packet comes next
   };
   IbPacketPtr packet(const Message& m, unsigned rail);
+  IbPacketPtr request(const Message& m, const IbPart& pt);
 
   const IbConfig& config_;
   unsigned node_;
