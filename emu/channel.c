@@ -260,9 +260,11 @@ int p2_chan_push(p2_job *job, p2_job_rank *r, const p2_chan_req *req)
         p2_st_sc(&r->producer_sleeping, 0);
     }
     p2_chan_req *slot = &r->ring[head % P2_CHAN_SLOTS];
-    /* Only requests with a payload copy it (a deadline wait carries its time there). */
+    /* Only requests with a payload copy it (a deadline wait carries its time
+     * there, a wait on a second word that word). */
     size_t len = req->op == P2_CHAN_BAR_WRITE || req->op == P2_CHAN_GPU_REGISTER ||
-                         (req->op == P2_CHAN_WAIT_MEM && (req->flags & P2_CHAN_WAIT_DEADLINE))
+                         (req->op == P2_CHAN_WAIT_MEM &&
+                          (req->flags & (P2_CHAN_WAIT_DEADLINE | P2_CHAN_WAIT_ALSO)))
                      ? req->len
                      : 0;
     if (len > P2_CHAN_DATA_BYTES)

@@ -517,6 +517,11 @@ static int run_due_event(void)
  * handled nothing, for the caller to look again. */
 int pm_progress(int block)
 {
+    return pm_progress_also(block, NULL, NULL);
+}
+
+int pm_progress_also(int block, const p2_rt_word *also, int *also_met)
+{
     if (run_due_event()) {
         E.handled++;
         return 1;
@@ -535,11 +540,23 @@ int pm_progress(int block)
     uint64_t until = deadline ? E.ev[0].t : 0;
     pm_call_state call;
     int open = block == PM_WAIT_OPEN && pm_let_others_in(&call);
-    p2_wait_result w =
-        deadline ? (p2_wait_result)p2_rt_wait_mem_until(E.rt, word, IB_CQE_SERIAL_MASK, serial, until)
-                 : E.dev->ops->wait_mem(E.dev, word, IB_CQE_SERIAL_MASK, serial, block != PM_TEST);
+    int met = 0;
+    p2_wait_result w;
+    if (also && block)
+        w = (p2_wait_result)p2_rt_wait_mem_also(E.rt, word, IB_CQE_SERIAL_MASK, serial, also,
+                                                deadline ? until : UINT64_MAX, &met);
+    else if (deadline)
+        w = (p2_wait_result)p2_rt_wait_mem_until(E.rt, word, IB_CQE_SERIAL_MASK, serial, until);
+    else
+        w = E.dev->ops->wait_mem(E.dev, word, IB_CQE_SERIAL_MASK, serial, block != PM_TEST);
     if (ch)
         ch->mpi_wait[0] = '\0';
+    if (met) {
+        if (open)
+            pm_take_back(&call);
+        *also_met = 1;
+        return 1;
+    }
     if (open) {
         pm_take_back(&call);
         if (w == P2_WAIT_OK && E.cq_seen != i)

@@ -135,6 +135,11 @@ void pm_deliver(pm_req *r, const pm_hdr *h, const uint8_t *data);
 #define PM_WAIT 1
 #define PM_WAIT_OPEN 2
 int pm_progress(int block);
+/* pm_progress(block) for a blocking caller that also waits for *also, a word
+ * in some rank's node memory (a one-sided lock word, to retry on): the wait
+ * ends at whichever comes first, and *also_met says that it was the word (1,
+ * having handled nothing). */
+int pm_progress_also(int block, const p2_rt_word *also, int *also_met);
 /* MPI_Init's: the HCA's queues in the top mpi_host_bytes of node memory,
  * the receive slots posted, the predefined communicators. */
 void pm_engine_start(void);

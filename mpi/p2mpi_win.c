@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCK_EXCL (1ULL << 32)  /* the lock word: exclusive holder; the low half counts shared ones */
+#define LOCK_EXCL (1ULL << 32)  /* the lock word: exclusive holder (its rank + 1 above, excl_mark); the low half counts shared ones */
 #define LOCK_BLOCK 64u          /* the lock word's cache line before a window's memory */
 
 /* ---- Creation and freeing ---------------------------------------------------------- */
@@ -387,25 +387,62 @@ int MPI_Win_fence(int assert, MPI_Win win)
     RETURN(MPI_SUCCESS);
 }
 
-/* Takes target's lock word: exclusive, or shared (retried while an exclusive
- * holder has it). */
+/* The lock word's exclusive mark: the flag, and who holds it (world rank + 1)
+ * above it, so that a rank kept waiting can say by whom. */
+static uint64_t excl_mark(void)
+{
+    return LOCK_EXCL | ((uint64_t)(pm_world_rank + 1) << 33);
+}
+
+/* After an attempt on target t's lock failed, having found `seen` there:
+ * waits until the word may let it succeed ((word & mask) == want), handling
+ * completions meanwhile. A polling implementation retries its atomic in a
+ * loop; no retry can succeed before another rank's atomic changes the word,
+ * so this is the loop's outcome without its traffic (the next attempt goes
+ * out when the change lands, where a poll would see it), and a lock nobody
+ * gives back is a wait in which the simulator sees the deadlock (every rank
+ * waits) and names the lock, its holder and what that one waits for. */
+static void lock_wait(pm_win *w, int t, int exclusive, uint64_t seen, uint64_t mask, uint64_t want)
+{
+    char held[40];
+    if (seen & LOCK_EXCL)
+        snprintf(held, sizeof held, "by rank %d", (int)(seen >> 33) - 1);
+    else
+        snprintf(held, sizeof held, "shared by %u rank(s)", (unsigned)(seen & 0xffffffffu));
+    snprintf(E.what, sizeof E.what, "for rank %d's %s lock, held %s", w->comm->world[t],
+             exclusive ? "exclusive" : "shared", held);
+    p2_rt_word word = {.rank = w->comm->world[t], .bus = w->peer[t].lock_bus, .mask = mask, .value = want};
+    int met = 0;
+    while (!met) {
+        pm_progress_also(PM_WAIT_OPEN, &word, &met);
+        pm_nbc_run();
+    }
+}
+
+/* Takes target's lock word: exclusive, or shared (while no exclusive holder
+ * has it). */
 static void lock_take(pm_win *w, int t, int exclusive)
 {
     for (;;) {
+        uint64_t v;
         if (exclusive) {
-            if (pm_rma_atomic_wait(pm_rma_atomic_post(w, t, IB_OP_ATOMIC_CMP_SWAP, 0, LOCK_EXCL)) == 0)
+            v = pm_rma_atomic_wait(pm_rma_atomic_post(w, t, IB_OP_ATOMIC_CMP_SWAP, 0, excl_mark()));
+            if (v == 0)
                 return;
+            lock_wait(w, t, 1, v, ~0ull, 0);
         } else {
-            if (!(pm_rma_atomic_wait(pm_rma_atomic_post(w, t, IB_OP_ATOMIC_FETCH_ADD, 1, 0)) & LOCK_EXCL))
+            v = pm_rma_atomic_wait(pm_rma_atomic_post(w, t, IB_OP_ATOMIC_FETCH_ADD, 1, 0));
+            if (!(v & LOCK_EXCL))
                 return;
             pm_rma_atomic_wait(pm_rma_atomic_post(w, t, IB_OP_ATOMIC_FETCH_ADD, (uint64_t)-1, 0));
+            lock_wait(w, t, 0, v, LOCK_EXCL, 0);
         }
     }
 }
 
 static uint64_t lock_release_post(pm_win *w, int t, int exclusive)
 {
-    return pm_rma_atomic_post(w, t, IB_OP_ATOMIC_FETCH_ADD, exclusive ? (uint64_t)-LOCK_EXCL : (uint64_t)-1, 0);
+    return pm_rma_atomic_post(w, t, IB_OP_ATOMIC_FETCH_ADD, exclusive ? (uint64_t)-excl_mark() : (uint64_t)-1, 0);
 }
 
 static void check_target(pm_win *w, int rank)
@@ -468,11 +505,14 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
         uint64_t *id = malloc(sizeof *id * (size_t)n);
         for (int t = 0; t < n; t++)
             id[t] = pm_rma_atomic_post(w, t, IB_OP_ATOMIC_FETCH_ADD, 1, 0);
-        for (int t = 0; t < n; t++)
-            if (pm_rma_atomic_wait(id[t]) & LOCK_EXCL) { /* held exclusively: undo, then wait */
+        for (int t = 0; t < n; t++) {
+            uint64_t v = pm_rma_atomic_wait(id[t]);
+            if (v & LOCK_EXCL) { /* held exclusively: undo, then wait */
                 pm_rma_atomic_wait(pm_rma_atomic_post(w, t, IB_OP_ATOMIC_FETCH_ADD, (uint64_t)-1, 0));
+                lock_wait(w, t, 0, v, LOCK_EXCL, 0);
                 lock_take(w, t, 0);
             }
+        }
         free(id);
     }
     w->lock_all = PM_LOCK_SHARED | (nocheck ? PM_LOCK_NOCHECK : 0);

@@ -112,6 +112,21 @@ typedef struct p2_chan_gpu_ipc {
  * event). */
 #define P2_CHAN_WAIT_BLOCK 1u
 #define P2_CHAN_WAIT_DEADLINE 2u
+/* With P2_CHAN_WAIT_ALSO as well, the wait also ends when a second word, in
+ * any rank's node memory, meets its condition (p2_chan_wait_data), and the
+ * answer's value is then 1 (else 0). A CPU that polls its completion queue
+ * and, between polls, retries something only another rank's write can let
+ * succeed (a one-sided lock word): the retries are one wait, which a
+ * deadlock can be seen in, not traffic that moves time forever. */
+#define P2_CHAN_WAIT_ALSO 4u
+
+/* The payload of a WAIT_MEM with P2_CHAN_WAIT_DEADLINE or P2_CHAN_WAIT_ALSO. */
+typedef struct p2_chan_wait_data {
+    uint64_t deadline_ps;           /* P2_CHAN_WAIT_DEADLINE */
+    uint64_t also_a, also_b, also_c; /* P2_CHAN_WAIT_ALSO: bus address, value, mask */
+    uint32_t also_rank;             /* ... in the memory of this rank's node */
+    uint32_t reserved;
+} p2_chan_wait_data;
 
 static inline int p2_chan_op_blocks(uint32_t op)
 {
@@ -123,7 +138,7 @@ typedef struct p2_chan_req {
     uint32_t op;        /* p2_chan_op */
     uint32_t len;       /* PIO: bytes in data */
     uint32_t seq;       /* blocking: echoed in the response */
-    uint16_t flags;     /* WAIT_MEM: P2_CHAN_WAIT_BLOCK */
+    uint16_t flags;     /* WAIT_MEM: P2_CHAN_WAIT_* */
     uint8_t dev;        /* device requests: index in p2_job.device */
     uint8_t bar;        /* device requests: the BAR `a` is an offset in */
     uint64_t stamp_ps;  /* the rank's virtual time when it issued this */
@@ -132,6 +147,7 @@ typedef struct p2_chan_req {
 } p2_chan_req;
 P2_STATIC_ASSERT(sizeof(p2_chan_req) == 48 + P2_CHAN_DATA_BYTES, "request layout");
 P2_STATIC_ASSERT(sizeof(p2_chan_gpu_ipc) <= P2_CHAN_DATA_BYTES, "GPU registration fits a request");
+P2_STATIC_ASSERT(sizeof(p2_chan_wait_data) <= P2_CHAN_DATA_BYTES, "a wait's payload fits a request");
 
 /* Response status (the values of the library's p2_wait_result). */
 typedef enum p2_chan_status {

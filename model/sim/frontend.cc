@@ -349,12 +349,23 @@ void Frontend::start_wait(Rank& r, Request& q) {
         answer(r, P2_CHAN_FAILED, 0);
         return;
       }
+      if (w.flags & P2_CHAN_WAIT_ALSO) {
+        if (w.also_a % 8 != 0 || !cluster_.host(w.also_node).read(w.also_a, probe, 8)) {
+          warn(r, "wait on memory word " + hex(w.also_a) + " of rank " +
+                      std::to_string(w.also_rank) + "'s node, not an aligned word of its host memory");
+          answer(r, P2_CHAN_FAILED, 0);
+          return;
+        }
+        also_waits_++;
+      }
       break;
   }
   // Executed exactly when the model has reached the request's stamp: a test
   // is answered with the memory as it is at that simulated time.
   if (wait_satisfied(r))
     answer(r, P2_CHAN_OK, 0);
+  else if (w.op == P2_CHAN_WAIT_MEM && (w.flags & P2_CHAN_WAIT_ALSO) && also_satisfied(w))
+    answer(r, P2_CHAN_OK, 1);
   else if (w.op == P2_CHAN_WAIT_MEM && (!(w.flags & P2_CHAN_WAIT_BLOCK) || w.deadline <= now_ps()))
     answer(r, P2_CHAN_NOT_YET, 0);  // a test, or a deadline already reached: "not yet", now
 }
@@ -389,6 +400,12 @@ void Frontend::give_lock(Rank& r, bool exiting) {
     answer(w, P2_CHAN_OK, 0);
     return;
   }
+}
+
+bool Frontend::also_satisfied(const Request& w) {
+  uint64_t v;
+  return cluster_.host(w.also_node).read(w.also_a, reinterpret_cast<uint8_t*>(&v), sizeof v) &&
+         (v & w.also_c) == w.also_b;
 }
 
 bool Frontend::wait_satisfied(Rank& r) {
@@ -470,6 +487,17 @@ void Frontend::on_memory_write(unsigned node, uint64_t addr, uint32_t len) {
         r.wait.a < addr + len && wait_satisfied(r))
       answer(r, P2_CHAN_OK, 0);
   }
+  if (also_waits_ == 0) return;
+  unsigned still = 0;
+  for (Rank& r : ranks_) {
+    const Request& w = r.wait;
+    if (!r.waiting || w.op != P2_CHAN_WAIT_MEM || !(w.flags & P2_CHAN_WAIT_ALSO)) continue;
+    if (w.also_node == node && addr < w.also_a + 8 && w.also_a < addr + len && also_satisfied(w))
+      answer(r, P2_CHAN_OK, 1);
+    else
+      still++;
+  }
+  also_waits_ = still;
 }
 
 // ---- The loop ----------------------------------------------------------------

@@ -121,6 +121,11 @@ class Frontend {
     unsigned dev = 0, bar = 0;  // device requests: which device of the node, which BAR
     uint64_t stamp = 0, a = 0, b = 0, c = 0;
     uint64_t deadline = UINT64_MAX;  // WAIT_MEM with P2_CHAN_WAIT_DEADLINE
+    // WAIT_MEM with P2_CHAN_WAIT_ALSO: the second word (p2_chan_wait_data),
+    // in the memory of rank also_rank's node, also_node
+    uint32_t also_rank = 0;
+    unsigned also_node = 0;
+    uint64_t also_a = 0, also_b = 0, also_c = 0;
     std::vector<uint8_t> data;
   };
   // One channel: a rank's own (lane 0), or a lane of one of its threads
@@ -227,6 +232,7 @@ class Frontend {
   void register_gpu(Rank& r);
   void on_device_change(unsigned node, unsigned dev);
   void on_memory_write(unsigned node, uint64_t addr, uint32_t len);
+  bool also_satisfied(const Request& w);
   // The device a request names, or nullptr (with a warning) if there is none.
   NodeDevice* device_for(const Rank& r, const Request& q);
   std::string describe_wait(const Rank& r) const;
@@ -274,6 +280,9 @@ class Frontend {
   };
   std::vector<RankLock> locks_;
   unsigned waiting_ = 0;        // ranks with an executed, unanswered request
+  // Waits on a second word (P2_CHAN_WAIT_ALSO) started; memory writes look
+  // for them only while there may be one, and recount them as they look.
+  unsigned also_waits_ = 0;
   uint32_t lanes_taken_ = 0;    // job->lanes_taken when thread lanes were last looked for
   bool answered_ = false;       // an answer was given in the current instant
   bool faulted_ = false;        // fault() ended the job

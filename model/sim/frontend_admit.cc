@@ -52,6 +52,19 @@ bool Frontend::admit(Rank& r, Request& q, uint64_t index) {
       }
       break;
     case P2_CHAN_WAIT_MEM:
+      if (q.flags & P2_CHAN_WAIT_ALSO) {
+        if (!(q.flags & P2_CHAN_WAIT_BLOCK)) {
+          fault(r, of("flags"), "ask a test on two words; only a blocking wait has a second one");
+          return false;
+        }
+        if (q.also_rank >= nranks_) {
+          fault(r, of("also_rank"), "is " + std::to_string(q.also_rank) + ", but the job has " +
+                                        std::to_string(nranks_) + " ranks");
+          return false;
+        }
+        q.also_node = lane_of(q.also_rank, 0).node;
+      }
+      break;
     case P2_CHAN_EXIT:
     case P2_CHAN_GPU_REGISTER:
     case P2_CHAN_GPU_UNREGISTER:
@@ -152,9 +165,17 @@ void Frontend::poll_ranks() {
         }
         q.data.assign(in->data, in->data + len);
       }
-      if (q.op == P2_CHAN_WAIT_MEM && (q.flags & P2_CHAN_WAIT_BLOCK) &&
-          (q.flags & P2_CHAN_WAIT_DEADLINE))
-        std::memcpy(&q.deadline, in->data, sizeof q.deadline);
+      if (q.op == P2_CHAN_WAIT_MEM && (q.flags & P2_CHAN_WAIT_BLOCK)) {
+        p2_chan_wait_data d;
+        std::memcpy(&d, in->data, sizeof d);
+        if (q.flags & P2_CHAN_WAIT_DEADLINE) q.deadline = d.deadline_ps;
+        if (q.flags & P2_CHAN_WAIT_ALSO) {
+          q.also_rank = d.also_rank;
+          q.also_a = d.also_a;
+          q.also_b = d.also_b;
+          q.also_c = d.also_c;
+        }
+      }
       if (!admit(r, q, r.tail)) return;
       r.tail++;
       requests_seen_++;

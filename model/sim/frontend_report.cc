@@ -98,14 +98,23 @@ std::string Frontend::describe_wait(const Rank& r) const {
       if (dev->access_ok(w.bar, w.a, 8)) s << " (now " << hex(dev->peek(w.bar, w.a)) << ")";
       return s.str();
     case P2_CHAN_WAIT_MEM: {
-      for (unsigned d = 0; d < cluster.device_count(); d++) {
-        std::string what = cluster.device(r.node, d).describe_memory_wait(w.a, w.c, w.b);
-        if (!what.empty()) return what;
-      }
-      s << "memory word " << hex(w.a) << " & " << hex(w.c) << " == " << hex(w.b);
+      std::string what;
+      for (unsigned d = 0; d < cluster.device_count() && what.empty(); d++)
+        what = cluster.device(r.node, d).describe_memory_wait(w.a, w.c, w.b);
       uint64_t v;
-      if (cluster.host(r.node).read(w.a, reinterpret_cast<uint8_t*>(&v), sizeof v))
-        s << " (now " << hex(v) << ")";
+      if (what.empty()) {
+        s << "memory word " << hex(w.a) << " & " << hex(w.c) << " == " << hex(w.b);
+        if (cluster.host(r.node).read(w.a, reinterpret_cast<uint8_t*>(&v), sizeof v))
+          s << " (now " << hex(v) << ")";
+      } else {
+        s << what;
+      }
+      if (w.flags & P2_CHAN_WAIT_ALSO) {
+        s << ", or rank " << w.also_rank << "'s memory word " << hex(w.also_a) << " & "
+          << hex(w.also_c) << " == " << hex(w.also_b);
+        if (cluster.host(w.also_node).read(w.also_a, reinterpret_cast<uint8_t*>(&v), sizeof v))
+          s << " (now " << hex(v) << ")";
+      }
       return s.str();
     }
     case P2_CHAN_LOCK: {

@@ -530,6 +530,32 @@ comm_free_nbc)
                 fail "$kind at $n ranks: two runs differ: $(diff "$TMP/free1" "$TMP/free2")"
         done
     done ;;
+lock_never)
+    # Issue 37, item 7: a window lock that can never be granted (its holder
+    # waits in MPI_Barrier or MPI_Finalize) was retried with InfiniBand
+    # atomics for ever, simulated time running to seconds with no verdict.
+    # A failed attempt now waits until the lock word changes (polling its
+    # completions meanwhile): the job ends in the deadlock diagnosis, which
+    # names the lock and its holder, and the holder's line what it waits in.
+    for how in barrier finalize shared; do
+        run -n 2 --timeout 60 -- "$BIN/mpi_hostile" lock $how
+        expect_rc 3
+        expect_err "p2sim: deadlock at simulated time"
+        case $how in
+        shared) held="held shared by 1 rank(s)" ;;
+        *) held="held by rank 0" ;;
+        esac
+        expect_err "rank 1 (node 1): in MPI_Win_lock for rank 1's exclusive lock, $held"
+        case $how in
+        finalize) expect_err "rank 0 (node 0): in MPI_Finalize" ;;
+        *) expect_err "rank 0 (node 0): in MPI_Barrier" ;;
+        esac
+        grep -qE "^p2sim: deadlock at simulated time [0-9.]+ us" "$TMP/err" ||
+            fail "$how: no deadlock line"
+        t=$(sed -nE 's/^p2sim: deadlock at simulated time ([0-9]+)\..*/\1/p' "$TMP/err")
+        [ "${t:-999999}" -lt 1000 ] || fail "$how: the verdict came at ${t} us: retries moved time on"
+        expect_clean
+    done ;;
 coll_args)
     # Issue 37, item 4: a reduction whose op, datatype or count differs
     # between ranks returned different results at the ranks (or, for some

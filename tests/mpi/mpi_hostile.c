@@ -17,6 +17,11 @@
  *       unmapped, read-only memory, memory unmapped after MPI_Win_attach
  *       (rank 0 then Puts into it), MPI_Win_create on NULL or read-only
  *       memory, or on memory unmapped after it
+ *   lock HOW      a window lock never given back: rank 0 takes rank 1's
+ *       lock (exclusive, or shared for shared) and goes into MPI_Barrier
+ *       (barrier, shared) or MPI_Finalize (finalize) holding it; rank 1
+ *       asks for it exclusively, then would enter the barrier. A deadlock
+ *       (not simulated time running on while rank 1 retries)
  *   acc           every accumulate kind on the widest predefined type
  *       (MPI_C_LONG_DOUBLE_COMPLEX) and Compare_and_swap on a long long:
  *       the results checked (run at the smallest mpi_eager_bytes)
@@ -275,6 +280,27 @@ static void memory(const char *what)
 }
 
 /* ---- acc: one-sided accumulates at the smallest eager buffers --------------------- */
+static void lock(const char *how)
+{
+    int *mem;
+    MPI_Win win;
+    MPI_Win_allocate(sizeof *mem, sizeof *mem, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Win_lock(is(how, "shared") ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        MPI_Barrier(MPI_COMM_WORLD); /* tells rank 1 the lock is held */
+        if (is(how, "finalize"))
+            MPI_Finalize();
+        else
+            MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    returned("MPI_Win_lock");
+}
+
 static void acc(void)
 {
     long double complex *mem;
@@ -512,6 +538,8 @@ int main(int argc, char **argv)
         nullreq(argv[2]);
     else if (is(argv[1], "memory") && argc == 3)
         memory(argv[2]);
+    else if (is(argv[1], "lock") && argc == 3)
+        lock(argv[2]);
     else if (is(argv[1], "acc"))
         acc();
     fprintf(stderr, "unknown mode\n");

@@ -146,6 +146,22 @@ int p2_rt_wait_mem(p2_rt *rt, const volatile uint64_t *addr, uint64_t mask, uint
 int p2_rt_wait_mem_until(p2_rt *rt, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
                          uint64_t deadline_ps);
 
+/* A word in some rank's node memory, and the condition (word & mask) == value
+ * on it. */
+typedef struct p2_rt_word {
+    int rank;
+    uint64_t bus, mask, value;
+} p2_rt_word;
+
+/* A blocking wait as p2_rt_wait_mem_until's (deadline_ps UINT64_MAX: none)
+ * that also ends when *also holds, at the simulated time it was written so;
+ * *also_met says which ended it. For a layer that retries an operation only
+ * another rank's write can let succeed (a one-sided lock), while it keeps
+ * polling its completion queue: the retries become one wait, so that a lock
+ * nobody will give back is a deadlock, not traffic that moves time for ever. */
+int p2_rt_wait_mem_also(p2_rt *rt, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
+                        const p2_rt_word *also, uint64_t deadline_ps, int *also_met);
+
 /* The public calls of the libraries (tca*, p2_*) bracket themselves with
  * these, so that under --clock=cpu only the program's CPU time between calls
  * reaches its clock, never the emulation's own work inside them. Nestable;

@@ -267,11 +267,12 @@ static int in_memory(const p2_rt_memory *m, const uint8_t *p, uint64_t *bus)
     return 1;
 }
 
-/* A wait (flags: P2_CHAN_WAIT_*) on the word at addr. Built on the
- * forwarding calls only (enter, call, advance_to...), so a second copy of the
- * runtime needs no table entry for it. */
+/* A wait (flags: P2_CHAN_WAIT_*) on the word at addr, its payload (the
+ * deadline, the second word) in *data. Built on the forwarding calls only
+ * (enter, call, advance_to...), so a second copy of the runtime needs no
+ * table entry for it. *value gets the answer's value. */
 static int wait_word(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
-                     uint16_t flags, uint64_t deadline_ps)
+                     uint16_t flags, const p2_chan_wait_data *data, uint64_t *answer)
 {
     const uint8_t *p = (const uint8_t *)addr;
     uint64_t bus;
@@ -284,9 +285,9 @@ static int wait_word(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uin
      * this rank's simulated time is the model's to say, not this process's
      * view of the shared arena (which may be ahead of or behind that time). */
     p2_chan_req req = {.op = P2_CHAN_WAIT_MEM, .flags = flags, .a = bus, .b = value, .c = mask};
-    if (flags & P2_CHAN_WAIT_DEADLINE) {
-        req.len = sizeof deadline_ps;
-        memcpy(req.data, &deadline_ps, sizeof deadline_ps);
+    if (data) {
+        req.len = sizeof *data;
+        memcpy(req.data, data, sizeof *data);
     }
     p2_chan_resp resp;
     int result = P2_CHAN_FAILED;
@@ -296,6 +297,8 @@ static int wait_word(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uin
         result = resp.status;
         if (result != P2_CHAN_FAILED)
             p2_rt_advance_to(r, resp.time_ps + p2_ns_ps(r->prm.poll_detect_ns));
+        if (answer)
+            *answer = resp.value;
     }
     p2_rt_leave(r);
     return result;
@@ -305,14 +308,30 @@ int p2_rt_wait_mem(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint6
                    int block)
 {
     FORWARD(wait_mem, r, addr, mask, value, block);
-    return wait_word(r, addr, mask, value, block ? P2_CHAN_WAIT_BLOCK : 0, 0);
+    return wait_word(r, addr, mask, value, block ? P2_CHAN_WAIT_BLOCK : 0, NULL, NULL);
 }
 
 int p2_rt_wait_mem_until(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
                          uint64_t deadline_ps)
 {
-    return wait_word(r, addr, mask, value, P2_CHAN_WAIT_BLOCK | P2_CHAN_WAIT_DEADLINE,
-                     deadline_ps);
+    p2_chan_wait_data d = {.deadline_ps = deadline_ps};
+    return wait_word(r, addr, mask, value, P2_CHAN_WAIT_BLOCK | P2_CHAN_WAIT_DEADLINE, &d, NULL);
+}
+
+int p2_rt_wait_mem_also(p2_rt *r, const volatile uint64_t *addr, uint64_t mask, uint64_t value,
+                        const p2_rt_word *also, uint64_t deadline_ps, int *also_met)
+{
+    p2_chan_wait_data d = {.deadline_ps = deadline_ps,
+                           .also_a = also->bus,
+                           .also_b = also->value,
+                           .also_c = also->mask,
+                           .also_rank = (uint32_t)also->rank};
+    uint16_t flags = P2_CHAN_WAIT_BLOCK | P2_CHAN_WAIT_ALSO |
+                     (deadline_ps != UINT64_MAX ? P2_CHAN_WAIT_DEADLINE : 0);
+    uint64_t v = 0;
+    int result = wait_word(r, addr, mask, value, flags, &d, &v);
+    *also_met = result == P2_CHAN_OK && v == 1;
+    return result;
 }
 
 /* ---- Attaching ------------------------------------------------------------ */
