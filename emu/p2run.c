@@ -208,7 +208,7 @@ static int check_job(job_run *jr, char *topology, char *sim)
     char prog[PATH_MAX];
     mpi_use use = jr->mpirun || !find_program(o->program[0], prog, sizeof prog)
                       ? MPI_USE_NONE
-                      : program_mpi_use(prog);
+                      : program_mpi_use(prog, jr->tca_runtime, sizeof jr->tca_runtime);
     if (use == MPI_USE_LINKED &&
         !find_mpi_layer("an MPI program: the MPI layer", jr->mpi_layer, sizeof jr->mpi_layer))
         return P2RUN_NOEXEC;

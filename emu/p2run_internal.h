@@ -78,6 +78,7 @@ typedef struct job_run {
     int nchildren;
     int mpirun;
     char mpi_layer[PATH_MAX]; /* the MPI layer preloaded into the ranks, or "" */
+    char tca_runtime[PATH_MAX]; /* our runtime, preloaded when only a library needs it, or "" */
     sigset_t signals; /* SIGCHLD, SIGINT, SIGTERM, SIGHUP: taken by sigtimedwait */
     sigset_t old_mask;
 } job_run;
@@ -132,7 +133,9 @@ typedef enum {
     MPI_USE_MAYBE   /* a script, or an executable that calls dlopen (python3): it
                        may load Open MPI at run time */
 } mpi_use;
-mpi_use program_mpi_use(const char *path);
+/* runtime: where libp2tca.so resolves when only a library of the program
+ * needs it (to preload), else "". */
+mpi_use program_mpi_use(const char *path, char *runtime, size_t runtime_len);
 const char *preload_value(const job_run *jr);
 
 /* --gpu: the ranks' CUDA runtime. 0, or the job's status. */

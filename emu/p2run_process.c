@@ -82,7 +82,7 @@ pid_t spawn(job_run *jr, char **argv, int death_signal, int rank)
         setenv("P2_RANK", v, 1);
         snprintf(v, sizeof v, "%d", jr->opt.nranks);
         setenv("P2_SIZE", v, 1);
-        if (jr->mpi_layer[0])
+        if (jr->mpi_layer[0] || jr->tca_runtime[0])
             setenv("LD_PRELOAD", preload_value(jr), 1);
         /* A rank that starts Open MPI's own MPI (the layer was kept out of
          * it: a cleared LD_PRELOAD, a loader p2run could not see) would run
@@ -347,7 +347,7 @@ char **build_mpirun_argv(job_run *jr)
     argv[a++] = "-x";
     argv[a++] = "P2_JOB";
     /* The MPI layer goes first, so its MPI_* calls come before Open MPI's. */
-    static char preload[2 * PATH_MAX + 48];
+    static char preload[3 * PATH_MAX + 48];
     snprintf(preload, sizeof preload, "LD_PRELOAD=%s", preload_value(jr));
     argv[a++] = "-x";
     argv[a++] = preload;

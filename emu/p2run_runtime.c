@@ -120,15 +120,18 @@ static int read_elf(const char *path, elf_facts *facts)
     return 0;
 }
 
-/* Whether a library the program needs, at any depth, is Open MPI's (liblammps.so
- * linking libmpi, under an lmp that does not), as the program's own dynamic
- * loader resolves them: `interp --list path`, which maps the libraries and
- * runs none of their code. */
-static int closure_needs_mpi(const char *interp, const char *path)
+/* What the libraries a program needs, at any depth, tell: whether one is
+ * Open MPI's (liblammps.so linking libmpi, under an lmp that does not), and
+ * where our runtime (libp2tca.so) resolves when only a library needs it
+ * (libxmp.so, under an executable that mpicc linked with --as-needed), as
+ * the program's own dynamic loader resolves them: `interp --list path`,
+ * which maps the libraries and runs none of their code. */
+static void scan_closure(const char *interp, const char *path, int *needs_mpi, char *runtime,
+                         size_t runtime_len)
 {
     int fd[2];
     if (!interp[0] || access(interp, X_OK) != 0 || pipe(fd) != 0)
-        return 0;
+        return;
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -144,18 +147,26 @@ static int closure_needs_mpi(const char *interp, const char *path)
         _exit(127);
     }
     close(fd[1]);
-    int found = 0;
     FILE *out = pid > 0 ? fdopen(fd[0], "r") : NULL;
     char line[PATH_MAX + 256];
-    while (out && fgets(line, sizeof line, out))
-        found |= open_mpi_lib(line + strspn(line, " \t"));
+    while (out && fgets(line, sizeof line, out)) {
+        const char *name = line + strspn(line, " \t");
+        *needs_mpi |= open_mpi_lib(name);
+        /* "libp2tca.so => /where/libp2tca.so (0x...)" */
+        const char *arrow = strstr(name, " => /");
+        if (runtime && strncmp(name, "libp2tca.so", 11) == 0 && arrow) {
+            const char *where = arrow + 4;
+            size_t len = strcspn(where, " \n");
+            if (len < runtime_len)
+                snprintf(runtime, runtime_len, "%.*s", (int)len, where);
+        }
+    }
     if (out)
         fclose(out);
     else
         close(fd[0]);
     if (pid > 0)
         waitpid(pid, NULL, 0);
-    return found;
 }
 
 /* Whether `path` starts with "#!": a script, whose interpreter p2run cannot
@@ -172,28 +183,44 @@ static int is_script(const char *path)
 
 static int file_contains(const char *path, const char *needle);
 
-mpi_use program_mpi_use(const char *path)
+mpi_use program_mpi_use(const char *path, char *runtime, size_t runtime_len)
 {
     elf_facts facts;
+    runtime[0] = '\0';
     if (read_elf(path, &facts) != 0)
         return is_script(path) ? MPI_USE_MAYBE : MPI_USE_NONE;
-    if (facts.needs_mpi || (facts.dynamic && closure_needs_mpi(facts.interp, path)))
+    int needs_mpi = facts.needs_mpi;
+    /* The runtime interposes on the thread calls (pthread_create, the
+     * waits that park a thread): in the search order they must come before
+     * libc's, which they do when the executable needs libp2tca itself or
+     * carries a static copy, and do not when only a library does (the
+     * loader searches the executable's libraries, libc among them, before
+     * theirs). Preloaded, it comes first whatever the link order. */
+    int ours = facts.needs_ours || file_contains(path, "P2_RT_OWNER");
+    if (facts.dynamic)
+        scan_closure(facts.interp, path, &needs_mpi, ours ? NULL : runtime, runtime_len);
+    if (needs_mpi)
         return MPI_USE_LINKED;
     /* A TCA program imports dlopen for the runtime linked into it (which
      * finds libc's and the CUDA driver's own symbols with it, lib/src/rt),
      * and loads no MPI: the runtime's variable name marks a static copy. */
-    if (facts.calls_dlopen && !facts.needs_ours && !file_contains(path, "P2_RT_OWNER"))
+    if (facts.calls_dlopen && !ours)
         return MPI_USE_MAYBE;
     return MPI_USE_NONE;
 }
 
-/* LD_PRELOAD=layer[:what was there]: the layer's MPI_* come before Open MPI's. */
+/* LD_PRELOAD=[runtime:][layer][:what was there]: the runtime's thread calls
+ * come before libc's, the layer's MPI_* before Open MPI's. */
 const char *preload_value(const job_run *jr)
 {
-    static char preload[2 * PATH_MAX + 32];
-    const char *old = getenv("LD_PRELOAD");
-    snprintf(preload, sizeof preload, "%s%s%s", jr->mpi_layer, old && *old ? ":" : "",
-             old && *old ? old : "");
+    static char preload[3 * PATH_MAX + 32];
+    const char *parts[] = {jr->tca_runtime, jr->mpi_layer, getenv("LD_PRELOAD")};
+    size_t n = 0;
+    preload[0] = '\0';
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i] && *parts[i])
+            n += (size_t)snprintf(preload + n, n < sizeof preload ? sizeof preload - n : 0, "%s%s",
+                                  n ? ":" : "", parts[i]);
     return preload;
 }
 
