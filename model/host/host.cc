@@ -131,6 +131,7 @@ bool Host::bus_write(uint64_t addr, const uint8_t* data, uint32_t len) {
   uint64_t off;
   uint8_t* p = locate(addr, len, &gpu, &off);
   if (!p) return false;
+  if (before_write_) before_write_();
   if (external(gpu, off, len)) {
     if (!external_gpu_->write(off, data, len)) return false;
   } else {
@@ -281,6 +282,7 @@ void Host::on_writes_due() {
     TlpPtr w = rp.writes_due.pop();
     uint64_t off = 0;  // set by memory_for (GCC at -O3 cannot tell)
     Memory* m = memory_for(rp, w->addr, w->length, &off);
+    if (before_write_) before_write_();
     if (external(m == &rp.gpu_mem, off, w->length)) {
       // A device that refuses the write has reported it; the bytes are lost
       // as a root complex loses a write it cannot apply.

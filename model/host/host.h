@@ -114,6 +114,9 @@ class Host : public sc_core::sc_module, public LinkClient {
   void set_write_observer(std::function<void(uint64_t addr, uint32_t len)> f) {
     write_observer_ = std::move(f);
   }
+  // Called before any bytes of a write land (the observer above comes
+  // after): one who must act before a reader of the memory can see them.
+  void set_before_write(std::function<void()> f) { before_write_ = std::move(f); }
   // A device on the node's memory bus (the SR8000 NIA, which is no PCIe
   // device) writing `len` bytes at `addr` now: they are visible at once and
   // the write observer is told. False, nothing written, if the range is not
@@ -188,6 +191,7 @@ class Host : public sc_core::sc_module, public LinkClient {
   std::array<RootPort, kMaxRootPorts> ports_;
   unsigned nports_ = 0;
   std::function<void(uint64_t, uint32_t)> write_observer_;
+  std::function<void()> before_write_;
   ExternalGpuMemory* external_gpu_ = nullptr;
   uint8_t next_tag_ = 0;
   uint64_t next_tlp_id_ = 0;

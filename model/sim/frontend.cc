@@ -32,7 +32,6 @@ double host_seconds() {
 
 }  // namespace
 
-
 Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& rank_node,
                    p2_clock_mode clock, Flags flags)
     : job_(job), cluster_(cluster), clock_(clock), flags_(flags) {
@@ -63,6 +62,7 @@ Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& r
       cluster.device(n, d).set_change_observer([this, n, d] { on_device_change(n, d); });
     cluster.host(n).set_write_observer(
         [this, n](uint64_t addr, uint32_t len) { on_memory_write(n, addr, len); });
+    cluster.host(n).set_before_write([this, n] { unsettle_pollers_on(n); });
   }
 }
 
@@ -74,14 +74,6 @@ Frontend::~Frontend() {
 }
 
 // ---- Ranks ---------------------------------------------------------------
-
-// A rank that sends nothing until it is answered (or ever again).
-bool Frontend::blocked(const Rank& r) const {
-  if (r.waiting || r.reaped) return true;  // a reaped rank's ring is final
-  if (r.queue.empty()) return false;
-  uint32_t op = r.queue.back().op;
-  return p2_chan_op_blocks(op) || op == P2_CHAN_EXIT;
-}
 
 // A rank pushes a request, then publishes a clock no earlier than its stamp.
 // Read in the other order (ring, then clock), a request pushed between the two
@@ -135,8 +127,8 @@ Frontend::Survey Frontend::survey() {
     if (!r.done || !r.queue.empty()) s.all_done = false;
     const bool inside = in_world_collective(r);
     if (r.lane == 0 && !r.done && !inside) someone_outside = true;
-    if (running(r)) {
-      const Key k = key(r, r.attached ? horizon(r) : 0);
+    if (running(r) && (!r.floating || r.settling)) {
+      const Key k = key(r, r.attached ? std::max(horizon(r), r.float_floor) : 0);
       if (k < best_all) best_all = k;
       if (!inside && k < best_outside) best_outside = k;
     }
@@ -402,12 +394,6 @@ void Frontend::give_lock(Rank& r, bool exiting) {
   }
 }
 
-bool Frontend::also_satisfied(const Request& w) {
-  uint64_t v;
-  return cluster_.host(w.also_node).read(w.also_a, reinterpret_cast<uint8_t*>(&v), sizeof v) &&
-         (v & w.also_c) == w.also_b;
-}
-
 bool Frontend::wait_satisfied(Rank& r) {
   const Request& w = r.wait;
   switch (w.op) {
@@ -487,9 +473,9 @@ void Frontend::on_memory_write(unsigned node, uint64_t addr, uint32_t len) {
         r.wait.a < addr + len && wait_satisfied(r))
       answer(r, P2_CHAN_OK, 0);
   }
-  if (also_waits_ == 0) return;
   unsigned still = 0;
-  for (Rank& r : ranks_) {
+  for (size_t i = 0; also_waits_ && i < ranks_.size(); i++) {
+    Rank& r = ranks_[i];
     const Request& w = r.wait;
     if (!r.waiting || w.op != P2_CHAN_WAIT_MEM || !(w.flags & P2_CHAN_WAIT_ALSO)) continue;
     if (w.also_node == node && addr < w.also_a + 8 && w.also_a < addr + len && also_satisfied(w))
@@ -571,8 +557,9 @@ int Frontend::run() {
     } else if (limit.time > 0 && !advance_through(limit.time - 1)) {
       continue;
     }
-    // Nothing more can happen until a rank sends something; with --clock=cpu,
-    // also until running ranks have consumed more CPU time.
+    // Nothing more can happen until a rank sends something (or a poller
+    // floats); with --clock=cpu, also until running ranks use more CPU time.
+    if (clock_ == P2_CLOCK_MODEL && float_pollers()) continue;
     if (check_stall()) return kStallStatus;
     // With --clock=cpu the running ranks' horizons move by themselves; poll
     // them often, but only while there is something for time to advance.

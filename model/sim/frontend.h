@@ -45,6 +45,21 @@
 // gets it at that time; waiters get it in the order their LOCKs executed. A
 // lane that exits gives back the lock it holds.
 //
+// Pollers (--clock=model): a helper thread (not a rank's first) that runs
+// on in the program's own code, making no call, while no other thread of its
+// rank runs, is taken to poll memory: its node's, which the model writes, or
+// its process's, which its rank's other threads write. Computation costs no
+// modelled time, so holding the model at its clock would hold it for ever.
+// After kPollSettleCpuNs of its CPU time it floats: it holds nothing back.
+// Whenever its node's memory is written at time t, or another lane of its
+// rank sends a request stamped t, it holds the model at t again until it has
+// had kPollSettleCpuNs more CPU time, to react; what it sends then is stamped
+// t plus poll_detect_ns (a polling CPU's delay in seeing a store). The same
+// times every run rest on one assumption: such a thread reacts to what it
+// waits for within that much CPU time. A helper thread that computes for
+// longer while its rank's other threads wait is taken for a poller, and its
+// computation then ends at the last of those times.
+//
 // Deadlock: no rank running, nothing queued and no model activity pending while
 // some rank waits: every wait is printed and run() returns kDeadlockStatus
 // (with a parked lane, after parked_may_resume's grace of host time).
@@ -155,6 +170,14 @@ class Frontend {
     bool waiting = false;       // `wait` executed and not yet answered
     bool fenced = false;        // register wait: its first read completed
     bool empty_polls = false;   // its last answer was a register read meaning "nothing yet" (empty_poll)
+    // A helper thread polling memory ("Pollers" above, frontend_float.cc):
+    // floating, it holds nothing back once settled; settling, it holds the
+    // model at float_floor until its thread has had kPollSettleCpuNs of CPU
+    // time since settle_base_ns, the first reading after settle_mark_ns. What it sends is stamped no earlier than
+    // react_floor, float_floor plus the polling delay.
+    bool floating = false, settling = false;
+    uint64_t float_floor = 0, react_floor = 0;
+    int64_t settle_mark_ns = 0, settle_base_ns = -1;
     Request wait;
   };
   // Ordered by time, then channel, then the channel's session (a thread's
@@ -238,6 +261,10 @@ class Frontend {
   std::string describe_wait(const Rank& r) const;
   std::string last_work(const Rank& r) const;  // a running lane's last call and CPU since
   int64_t thread_cpu_ns(const Rank& r) const;  // its thread's host CPU time, or -1
+  // Pollers (frontend_float.cc).
+  bool float_pollers();
+  void unsettle(Rank& r, uint64_t t);
+  void unsettle_pollers_on(unsigned node);
   void warn(const Rank& r, const std::string& what);
 
   int deadlock();
@@ -296,6 +323,12 @@ class Frontend {
   // How long (host time) a deadlock with parked lanes waits for a request
   // from them (parked_may_resume).
   static constexpr double kParkGraceSeconds = 0.5;
+  // The CPU time a polling helper thread is given to react to a change
+  // before it is taken to have seen nothing it waits for ("Pollers"): a poll
+  // loop's turn takes well under a microsecond; the thread's scheduler
+  // statistics, which measure it, lag by up to a clock tick (4 ms).
+  static constexpr int64_t kPollSettleCpuNs = 1'000'000;
+  bool any_floating_ = false;  // a lane may float (float_pollers recounts)
   double park_wait_since_ = -1;
   uint64_t park_wait_mark_ = 0;
   uint64_t requests_seen_ = 0;

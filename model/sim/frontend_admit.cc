@@ -97,6 +97,9 @@ bool Frontend::admit(Rank& r, Request& q, uint64_t index) {
     fault(r, of("deadline"), "is " + std::to_string(q.deadline) + " ps, past " + stamp_limit());
     return false;
   }
+  // A poller's requests come no earlier than the change it reacts to
+  // (frontend.h, "Pollers"), though its runtime may not have read it yet.
+  q.stamp = std::max(q.stamp, r.react_floor);
   if (q.stamp < r.last_stamp) {
     // Only --clock=cpu can race like this (a rank's CPU clock read by us
     // before its own read); keep each rank's stamps in order. Under the
@@ -177,6 +180,13 @@ void Frontend::poll_ranks() {
         }
       }
       if (!admit(r, q, r.tail)) return;
+      // A poller that calls runs as any lane; its rank's pollers may see
+      // what this lane did (frontend.h, "Pollers").
+      r.floating = r.settling = false;
+      for (unsigned k = 0; k < P2_RANK_LANES; k++) {
+        Rank& sibling = lane_of(r.owner, k);
+        if (sibling.floating && &sibling != &r) unsettle(sibling, q.stamp);
+      }
       r.tail++;
       requests_seen_++;
       r.last_stamp = q.stamp;

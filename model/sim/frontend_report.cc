@@ -170,6 +170,10 @@ void Frontend::print_ranks(std::ostream& out) const {
     else if (in_world_collective(r))
       out << "in " << std::string(r.channel->mpi_call, strnlen(r.channel->mpi_call, sizeof r.channel->mpi_call))
           << " over every rank, clock " << us(horizon(const_cast<Rank&>(r)));
+    else if (r.floating)
+      out << "polling memory (a helper thread, taken to wait for its node's memory or its "
+             "rank's other threads), clock " << us(std::max(horizon(const_cast<Rank&>(r)), r.float_floor))
+          << last_work(r);
     else
       out << "running, clock at least " << us(horizon(const_cast<Rank&>(r))) << last_work(r);
     out << "\n";
@@ -177,23 +181,6 @@ void Frontend::print_ranks(std::ostream& out) const {
 }
 
 // ---- What running ranks do ---------------------------------------------------
-
-// The host CPU time (ns) of a lane's thread, from its scheduler statistics;
-// -1 when it cannot be read.
-int64_t Frontend::thread_cpu_ns(const Rank& r) const {
-  const int32_t tid = p2_ld(&r.channel->tid);
-  const pid_t pid = ranks_[r.owner].pid;
-  if (pid <= 0 || tid <= 0) return -1;
-  char path[64], buf[96];
-  std::snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", static_cast<int>(pid),
-                static_cast<int>(tid));
-  FILE* f = std::fopen(path, "r");
-  if (!f) return -1;
-  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  buf[n] = '\0';
-  return n ? static_cast<int64_t>(std::strtoull(buf, nullptr, 10)) : -1;
-}
 
 // What a running lane did last, as its thread wrote it (lib/src/rt/rt_meter.c;
 // the rank's word, only ever printed): the library call it entered last, and
@@ -243,9 +230,11 @@ void Frontend::explain_stall(std::ostream& out) const {
     out << "p2sim: a running rank holds simulated time at its clock until it next calls the\n"
            "  libraries: under --clock=" << (clock_ == P2_CLOCK_MODEL ? "model" : "instructions")
         << " its own computation between calls takes no modelled time as it\n"
-           "  runs, so a rank spinning on memory for what another rank or the network will\n"
-           "  write there waits forever (--clock cpu runs such programs), and one computing for\n"
-           "  longer than --stall needs a larger --stall (0: never end the job this way)\n";
+           "  runs, so a rank's thread spinning on memory for what another rank or the network\n"
+           "  will write there waits forever (--clock cpu runs such programs; under --clock=model\n"
+           "  only a helper thread whose rank's other threads all wait is followed as it polls),\n"
+           "  and one computing for longer than --stall needs a larger --stall (0: never end the\n"
+           "  job this way)\n";
 }
 
 // ---- The program's own work -----------------------------------------------------

@@ -14,10 +14,16 @@
  * in the libraries must not stop another.
  *
  * In mode "spin" the progress thread polls the sequence word with plain loads
- * (no library call), as clients do after PIO: only --clock=cpu, which counts
- * every thread's CPU time, makes such a loop end.
+ * (no library call), as clients do after PIO and as XcalableMP's
+ * communication thread polls its ring buffers: the simulator takes such a
+ * helper thread for a poller while its main thread sleeps (model/sim/
+ * frontend.h, "Pollers"), and --clock=cpu counts its CPU time instead.
  *
- * Usage: cl_progress_thread [ROUNDS [sleep|mpi|spin]] (default 50, sleep).
+ * In mode "stuck" the progress threads spin as in "spin", but rank 1's never
+ * answers: rank 0's polls for ever while its main thread sleeps, and the job
+ * must end as a deadlock that names the polling thread.
+ *
+ * Usage: cl_progress_thread [ROUNDS [sleep|mpi|spin|stuck]] (default 50, sleep).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -30,7 +36,7 @@
 #define TAG 0x100
 #define BYTES 64 /* 56 bytes of payload, then the 8-byte sequence word */
 
-static int rank, rounds, spin;
+static int rank, rounds, spin, stuck;
 static uint64_t *send_buf, *recv_buf;
 static tcaHandle peer_recv, peer_any;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -72,6 +78,8 @@ static void *progress(void *arg)
             receive_round(pong);
         } else {
             receive_round(ping);
+            if (stuck)
+                break;
             send_round(pong);
         }
     }
@@ -91,7 +99,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rounds = argc > 1 ? atoi(argv[1]) : 50;
     const int main_in_mpi = argc > 2 && !strcmp(argv[2], "mpi");
-    spin = argc > 2 && !strcmp(argv[2], "spin");
+    stuck = argc > 2 && !strcmp(argv[2], "stuck");
+    spin = stuck || (argc > 2 && !strcmp(argv[2], "spin"));
     if (size != 2 || rounds < 1 ||
         (argc > 2 && !main_in_mpi && !spin && strcmp(argv[2], "sleep")))
         MPI_Abort(MPI_COMM_WORLD, 2);
