@@ -1,4 +1,4 @@
-# mpi_harness.sh - sourced by the MPI layer's case scripts (mpi_cases.sh,
+# mpi_harness.sh - sourced by the MPI layer's case scripts (mpi_cases.sh, mpi_hostile_cases.sh,
 # mpi_threads.sh): a temporary directory, p2run run with its output kept, and
 # the checks on status, output and leftover shared memory. The sourcing
 # script sets CASE, P2RUN and LABEL (how a failure names the case) first.
