@@ -19,11 +19,14 @@
  * helper thread for a poller while its main thread sleeps (model/sim/
  * frontend.h, "Pollers"), and --clock=cpu counts its CPU time instead.
  *
+ * Mode "mpispin" is both: the progress thread spins while rank 0's main thread
+ * waits in MPI_Recv.
+ *
  * In mode "stuck" the progress threads spin as in "spin", but rank 1's never
  * answers: rank 0's polls for ever while its main thread sleeps, and the job
  * must end as a deadlock that names the polling thread.
  *
- * Usage: cl_progress_thread [ROUNDS [sleep|mpi|spin|stuck]] (default 50, sleep).
+ * Usage: cl_progress_thread [ROUNDS [sleep|mpi|spin|mpispin|stuck]] (default 50, sleep).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -98,9 +101,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rounds = argc > 1 ? atoi(argv[1]) : 50;
-    const int main_in_mpi = argc > 2 && !strcmp(argv[2], "mpi");
+    const int main_in_mpi = argc > 2 && (!strcmp(argv[2], "mpi") || !strcmp(argv[2], "mpispin"));
     stuck = argc > 2 && !strcmp(argv[2], "stuck");
-    spin = stuck || (argc > 2 && !strcmp(argv[2], "spin"));
+    spin = stuck || (argc > 2 && (!strcmp(argv[2], "spin") || !strcmp(argv[2], "mpispin")));
     if (size != 2 || rounds < 1 ||
         (argc > 2 && !main_in_mpi && !spin && strcmp(argv[2], "sleep")))
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -140,7 +143,9 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("cl_progress_thread: %d rounds driven by a progress thread (main thread %s), "
                "half round trip %.3f us, main threads done at %.3f us, %s\n", rounds,
-               main_in_mpi ? "in MPI_Recv" : spin ? "asleep, progress thread spinning" : "asleep", (t_last - t_first) / (2.0 * rounds) * 1e6,
+               main_in_mpi ? (spin ? "in MPI_Recv, progress thread spinning" : "in MPI_Recv")
+                           : spin ? "asleep, progress thread spinning" : "asleep",
+               (t_last - t_first) / (2.0 * rounds) * 1e6,
                t_end * 1e6, all_wrong ? "WRONG DATA" : "all data right");
     tcaDescFree(d);
     MPI_Finalize();
