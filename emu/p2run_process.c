@@ -244,6 +244,22 @@ void adopt_orphans(void)
     prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
+/* After a job that succeeded, the processes a rank's libraries started may
+ * still be tearing down: Open MPI's singleton daemon (orted) removes its
+ * session directory in $TMPDIR as it goes, and a SIGTERM in the middle of
+ * that left the directory behind (about 8 MB of PMIx segments a rank) or
+ * crashed it, printing a segmentation fault after a job that succeeded.
+ * They get up to P2RUN_STRAY_GRACE_MS to leave on their own. */
+void let_strays_leave(job_run *jr)
+{
+    const double deadline = now_s() + P2RUN_STRAY_GRACE_MS / 1000.0;
+    while (strays_left(jr, 0) && now_s() < deadline) {
+        if (wait_signal(jr, P2RUN_POLL_MS / 5))
+            return; /* interrupted: end them now */
+        reap(jr, NULL);
+    }
+}
+
 /* Ends every remaining process of the job: SIGTERM to each child's group and
  * to each adopted orphan, a grace period, SIGKILL; then reaps the children. */
 void terminate_all(job_run *jr)

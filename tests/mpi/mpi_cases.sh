@@ -26,6 +26,21 @@ calls_*)
     else
         calls -n "$N"
     fi ;;
+session_dirs)
+    # Each rank's Open MPI starts a singleton daemon (orted), which removes
+    # its session directory in $TMPDIR as it leaves, after its rank. The job
+    # ended it with SIGTERM in the middle of that: every MPI job left a
+    # directory of about 8 MB of PMIx segments per rank (14 GB on one
+    # machine), and the daemon sometimes crashed, printing a segmentation
+    # fault after a job that succeeded. Nothing may be left in $TMPDIR.
+    mkdir "$TMP/tmpdir"
+    TMPDIR=$TMP/tmpdir run -n 4 --timeout 60 -- "$BIN/mpi_calls"
+    expect_rc 0
+    expect_out "checks passed on 4 ranks"
+    grep -qi "segmentation" "$TMP/err" && fail "a segmentation fault"
+    left=$(find "$TMP/tmpdir" -mindepth 1 | head -5)
+    [ -z "$left" ] || fail "left in TMPDIR: $left"
+    expect_clean ;;
 deterministic)
     # The same MPI + TCA program (handles over MPI_Allgather, MPI_Barrier
     # between DMA phases, MPI_Wtime) twice under the default --clock=model:
