@@ -454,8 +454,6 @@ int main(int argc, char **argv)
 
     adopt_orphans();
     int status = run_job(&jr);
-    if (status == 0)
-        let_strays_leave(&jr);
     terminate_all(&jr);
     if (jr.job) {
         p2_job_detach(jr.job, &jr.local);

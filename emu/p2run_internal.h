@@ -38,9 +38,9 @@ enum {
 #define P2RUN_DEFAULT_MPI_TOPOLOGY "hapacs-tca-2x8-ib.topo" /* MPI programs: PEACH2 + IB */
 /* How long ended processes get between SIGTERM and SIGKILL. */
 #define P2RUN_GRACE_MS 2000
-/* After a job that succeeded, how long what its ranks started may take to
- * leave on its own (let_strays_leave): Open MPI's singleton daemons take
- * 0.2 s at 4 ranks and 0.6 s at 16 on two cores. */
+/* How long what the ranks started may take to leave on its own once they
+ * are gone (terminate_all): Open MPI's singleton daemons take 0.2 s at 4
+ * ranks and 0.6 s at 16 on two cores. */
 #define P2RUN_STRAY_GRACE_MS 3000
 /* How long ranks that all left the simulator get to finish exiting (flushing
  * output, unmapping the job, Open MPI's finalize) before p2run ends them: 2 s
@@ -156,7 +156,6 @@ int reap(job_run *jr, void (*on_exit)(job_run *, child *, int rank));
 /* Makes p2run the subreaper of everything the job starts, so that an orphan
  * (a daemon that left the job's groups) is p2run's to end. */
 void adopt_orphans(void);
-void let_strays_leave(job_run *jr);
 void terminate_all(job_run *jr);
 int exit_code(int st);
 int failed(int st);

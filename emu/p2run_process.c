@@ -244,28 +244,35 @@ void adopt_orphans(void)
     prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
-/* After a job that succeeded, the processes a rank's libraries started may
- * still be tearing down: Open MPI's singleton daemon (orted) removes its
- * session directory in $TMPDIR as it goes, and a SIGTERM in the middle of
- * that left the directory behind (about 8 MB of PMIx segments a rank) or
- * crashed it, printing a segmentation fault after a job that succeeded.
- * They get up to P2RUN_STRAY_GRACE_MS to leave on their own. */
-void let_strays_leave(job_run *jr)
-{
-    const double deadline = now_s() + P2RUN_STRAY_GRACE_MS / 1000.0;
-    while (strays_left(jr, 0) && now_s() < deadline) {
-        if (wait_signal(jr, P2RUN_POLL_MS / 5))
-            return; /* interrupted: end them now */
-        reap(jr, NULL);
-    }
-}
-
-/* Ends every remaining process of the job: SIGTERM to each child's group and
- * to each adopted orphan, a grace period, SIGKILL; then reaps the children. */
+/* Ends every remaining process of the job. The simulator and the ranks go
+ * first, alone (SIGTERM): what they started may then leave on its own, for
+ * up to P2RUN_STRAY_GRACE_MS. Open MPI's singleton daemon (orted, one per
+ * rank) removes its session directory in $TMPDIR as it leaves, after its
+ * rank; a SIGTERM in the middle of that left the directory behind (about 8 MB
+ * of PMIx segments a rank) or crashed the daemon, which printed a
+ * segmentation fault after a job that had succeeded. Then SIGTERM to each
+ * child's group and to each adopted orphan, a grace period, SIGKILL; then
+ * the children are reaped. */
 void terminate_all(job_run *jr)
 {
-    signal_groups(jr, SIGTERM);
+    for (int i = -1; i < jr->nchildren; i++) {
+        const child *c = i < 0 ? &jr->sim : &jr->ranks[i];
+        if (c->live && c->pid > 0)
+            kill(c->pid, SIGTERM);
+    }
+    int interrupted = 0;
     double deadline = now_s() + P2RUN_GRACE_MS / 1000.0;
+    while (!interrupted && live_children(jr) && now_s() < deadline) {
+        interrupted = wait_signal(jr, P2RUN_POLL_MS / 5) != 0;
+        reap(jr, NULL);
+    }
+    deadline = now_s() + P2RUN_STRAY_GRACE_MS / 1000.0;
+    while (!interrupted && !live_children(jr) && strays_left(jr, 0) && now_s() < deadline) {
+        interrupted = wait_signal(jr, P2RUN_POLL_MS / 5) != 0;
+        reap(jr, NULL);
+    }
+    signal_groups(jr, SIGTERM);
+    deadline = now_s() + P2RUN_GRACE_MS / 1000.0;
     /* `|`, not `||`: the strays get their SIGTERM whatever the children do. */
     while ((live_children(jr) | strays_left(jr, SIGTERM)) && now_s() < deadline) {
         wait_signal(jr, P2RUN_POLL_MS / 5);
