@@ -62,7 +62,6 @@ Frontend::Frontend(p2_job* job, Cluster& cluster, const std::vector<unsigned>& r
       cluster.device(n, d).set_change_observer([this, n, d] { on_device_change(n, d); });
     cluster.host(n).set_write_observer(
         [this, n](uint64_t addr, uint32_t len) { on_memory_write(n, addr, len); });
-    cluster.host(n).set_before_write([this, n] { unsettle_pollers_on(n); });
   }
 }
 

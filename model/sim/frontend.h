@@ -329,6 +329,7 @@ class Frontend {
   // statistics, which measure it, lag by up to a clock tick (4 ms).
   static constexpr int64_t kPollSettleCpuNs = 1'000'000;
   bool any_floating_ = false;  // a lane may float (float_pollers recounts)
+  bool watching_writes_ = false;  // the hosts' before-write hooks are set
   double park_wait_since_ = -1;
   uint64_t park_wait_mark_ = 0;
   uint64_t requests_seen_ = 0;

@@ -183,7 +183,7 @@ void Frontend::poll_ranks() {
       // A poller that calls runs as any lane; its rank's pollers may see
       // what this lane did (frontend.h, "Pollers").
       r.floating = r.settling = false;
-      for (unsigned k = 0; k < P2_RANK_LANES; k++) {
+      for (unsigned k = 0; any_floating_ && k < P2_RANK_LANES; k++) {
         Rank& sibling = lane_of(r.owner, k);
         if (sibling.floating && &sibling != &r) unsettle(sibling, q.stamp);
       }

@@ -72,6 +72,12 @@ bool Frontend::float_pollers() {
     r.settling = false;
     r.float_floor = std::max(r.float_floor, horizon(r));
     changed = any_floating_ = true;
+    // Writes are watched for pollers only once there is one: no job without
+    // them pays for the hook on every write.
+    for (unsigned n = 0; !watching_writes_ && n < cluster_.nodes(); n++)
+      if (!ranks_on_node_[n].empty())
+        cluster_.host(n).set_before_write([this, n] { unsettle_pollers_on(n); });
+    watching_writes_ = true;
   }
   return changed;
 }
