@@ -86,6 +86,9 @@ bool Frontend::float_pollers() {
 // was written, or another lane of its rank acted): from t it may react, so
 // it holds the model there until it has had its CPU time to.
 void Frontend::unsettle(Rank& r, uint64_t t) {
+  // The rest of an instant's writes: its CPU time counts from a reading
+  // after the instant anyway (float_pollers).
+  if (r.settling && t <= r.float_floor) return;
   // From inside the model's activity: stop this run at the end of the
   // instant, as an answer does, so that nothing later happens before the
   // poller has had its time.
