@@ -75,7 +75,7 @@ typedef struct fmpl_match {
 } fmpl_match_t;
 typedef uint64_t fmpl_flag_t;
 
-#define FMPL_MAX_PROCS 64
+#define FMPL_MAX_PROCS 512 /* the largest SR8000 */
 /* Slots for `count` tags per peer: what ma and fa must hold. */
 #define FMPL_AREA_SLOTS(count, nprocs) ((size_t)(count) * (size_t)(nprocs))
 
@@ -158,7 +158,7 @@ void fmpl_comm_rank(const fmpl_comm_t *comm, int *rank, int *ier);
 /* Software broadcast, a binary tree of zero-copy sends, any communicator. */
 void fmpl_bcast(void *buf, size_t size, int root, const fmpl_comm_t *comm, int *ier);
 /* Hardware broadcast: FMPL_COMM_WORLD only, where the NIA allows it (one
- * process per node, the nodes a line or rectangle of the crossbar grid), and
+ * process per node, the nodes a line, rectangle or box of the crossbar grid), and
  * `buf` at the same offset of fmpl_malloc memory, with the same size, on
  * every rank; else FMPL_ERR_HW_NOT_ALLOWED (nothing moved) or, on a rank
  * whose offset or size differs, FMPL_ERR_HBCAST_OFFSET (its buffer untouched). */

@@ -40,8 +40,8 @@ extern "C" {
 #endif
 
 /* ---- Runtime sizing (host-side mechanics, not model timing) -------------- */
-#define P2_JOB_MAGIC 0x50324a4f42763133ULL /* "P2JOBv13" */
-#define P2_JOB_MAX_RANKS P2_MAX_NODES      /* a mapping puts one rank per node */
+#define P2_JOB_MAGIC 0x50324a4f42763134ULL /* "P2JOBv14" */
+#define P2_JOB_MAX_RANKS P2_BUS_NODES      /* a mapping puts one rank per node */
 #define P2_JOB_NAME_MAX 48                 /* "/p2-<jobid>" prefix of every shm name */
 #define P2_CHAN_SLOTS 256                  /* requests a rank may have in flight */
 /* Channels per rank: its own (lane 0, the thread that attached) and one per

@@ -47,7 +47,11 @@ extern "C" {
  * node's registered host memory.
  */
 #define P2_NODE_SHIFT 36
+/* Nodes a PEACH2 cluster may have (its route table has one entry each). */
 #define P2_MAX_NODES 64
+/* Nodes the address map has windows for: the SR8000's NIAs use the same
+ * map, and its largest machine has 512 nodes (sr8000_hw.h). */
+#define P2_BUS_NODES 512
 #define P2_NODE_WINDOW_SIZE (1ULL << P2_NODE_SHIFT)
 
 #define P2_HOST_OFFSET 0x000000000ULL
@@ -66,7 +70,7 @@ typedef enum p2_window {
     P2_WIN_GPU = 1,
     P2_WIN_REGS = 2,
     P2_WIN_PIO = 3,
-    P2_WIN_NONE = 4 /* a hole, or a node beyond P2_MAX_NODES */
+    P2_WIN_NONE = 4 /* a hole, or a node beyond P2_BUS_NODES */
 } p2_window;
 
 static inline uint64_t p2_node_base(unsigned node)
@@ -87,7 +91,7 @@ static inline uint64_t p2_addr_offset(uint64_t addr)
 static inline p2_window p2_addr_window(uint64_t addr)
 {
     uint64_t off = p2_addr_offset(addr);
-    if (p2_addr_node(addr) >= P2_MAX_NODES)
+    if (p2_addr_node(addr) >= P2_BUS_NODES)
         return P2_WIN_NONE;
     if (off < P2_HOST_OFFSET + P2_HOST_SIZE)
         return P2_WIN_HOST;

@@ -39,9 +39,9 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 /* Machine limits                                                            */
 /* ------------------------------------------------------------------------ */
-/* A crossbar has 8 node ports; the 2D machine is at most 8 x 8. */
+/* A crossbar has 8 node ports; the largest (3D) machine is 8 x 8 x 8. */
 #define SR_XBAR_PORTS 8
-#define SR_MAX_NODES 64
+#define SR_MAX_NODES 512
 #define SR_AREAS 16          /* remote-DMA areas per NIA */
 #define SR_COLORS 8          /* hardware barrier / broadcast colours 0..7 */
 
@@ -54,16 +54,19 @@ extern "C" {
 #define SR_REG_ID 0x000          /* RO: SR_NIA_ID */
 #define SR_REG_NODE_ID 0x008     /* RO: this node, 0..nodes-1 */
 #define SR_REG_NUM_NODES 0x010   /* RO: nodes of the machine */
-#define SR_REG_SHAPE 0x018       /* RO: SR_SHAPE_X(v) nodes per x-crossbar, SR_SHAPE_Y(v) x-crossbars */
+#define SR_REG_SHAPE 0x018       /* RO: SR_SHAPE_X/Y/Z(v): the crossbar grid (see SR_GROUP_BOX) */
 #define SR_REG_ERROR 0x020       /* RO: the last receive-side error (sr_status), 0 if none */
 #define SR_REG_ERRORS 0x028      /* RO: received packets dropped for an error */
 #define SR_REG_KICKS 0x030       /* RO: TCW kicks accepted */
 #define SR_REG_KICKS_REUSED 0x038 /* RO: ... of which took the cached (unchanged) path */
 
 #define SR_NIA_ID 0x5352384E49410001ULL /* "SR8NIA" v1 */
+/* Node n sits at column n % X, row n / X % Y, plane n / (X * Y): X nodes per
+ * x-crossbar, Y x-crossbars per plane, Z planes (1 and 1 for smaller machines). */
 #define SR_SHAPE_X(v) ((unsigned)((v) & 0xff))
 #define SR_SHAPE_Y(v) ((unsigned)(((v) >> 8) & 0xff))
-#define SR_SHAPE(x, y) ((uint64_t)(x) | ((uint64_t)(y) << 8))
+#define SR_SHAPE_Z(v) ((unsigned)(((v) >> 16) & 0xff))
+#define SR_SHAPE(x, y, z) ((uint64_t)(x) | ((uint64_t)(y) << 8) | ((uint64_t)(z) << 16))
 
 /* Remote-DMA area table: area a covers [BASE, BASE + SIZE) of node memory
  * (bus addresses). SIZE 0: unmapped. Writing SIZE validates the entry: an
@@ -80,11 +83,13 @@ extern "C" {
  * the colour whose group receives it (see SR_REG_GROUP). */
 #define SR_REG_BCAST_KICK 0x208
 
-/* Per colour c: the group (a mask of nodes, bit n = node n) that barriers and
- * broadcasts of colour c span; every member stores the same mask. Writing
- * GROUP checks the published conditions and sets GROUP_STATUS: SR_OK, or
- * SR_ERR_GROUP_SHAPE (not a line or rectangle of the x/y grid),
- * SR_ERR_GROUP_SELF (this node not in it), SR_ERR_GROUP_EMPTY. */
+/* Per colour c: the group that barriers and broadcasts of colour c span. The
+ * crossbars can only combine and fan out whole lines, rectangles or boxes of
+ * the grid, so a group is one: columns x0..x0+nx-1 of rows y0..y0+ny-1 of
+ * planes z0..z0+nz-1 (SR_GROUP_BOX); every member stores the same box.
+ * Writing GROUP checks it and sets GROUP_STATUS: SR_OK, or SR_ERR_GROUP_EMPTY
+ * (an extent of 0), SR_ERR_GROUP_SHAPE (the box reaches past the grid),
+ * SR_ERR_GROUP_SELF (this node not in it). */
 #define SR_REG_GROUP(c) (0x400 + 0x40 * (uint64_t)(c))
 #define SR_REG_GROUP_STATUS(c) (0x408 + 0x40 * (uint64_t)(c))
 /* Barrier: a store (any value) says this node arrived. BAR_STATE counts the
@@ -102,6 +107,13 @@ extern "C" {
 #define SR_REG_BCAST_ARM(c) (0x420 + 0x40 * (uint64_t)(c))       /* SR_ARM(area, offset) */
 #define SR_REG_BCAST_ARM_SIZE(c) (0x428 + 0x40 * (uint64_t)(c))  /* bytes of room */
 #define SR_REG_BCAST_STATE(c) (0x430 + 0x40 * (uint64_t)(c))
+
+#define SR_GROUP_BOX(x0, nx, y0, ny, z0, nz)                                        \
+    ((uint64_t)(x0) | ((uint64_t)(nx) << 8) | ((uint64_t)(y0) << 16) |                \
+     ((uint64_t)(ny) << 24) | ((uint64_t)(z0) << 32) | ((uint64_t)(nz) << 40))
+/* dim 0, 1, 2: x, y, z; the first member's coordinate and the extent. */
+#define SR_GROUP_FIRST(g, dim) ((unsigned)(((g) >> (16 * (dim))) & 0xff))
+#define SR_GROUP_COUNT(g, dim) ((unsigned)(((g) >> (16 * (dim) + 8)) & 0xff))
 
 #define SR_ARM(area, offset) (((uint64_t)(area) << 48) | ((uint64_t)(offset) & 0xFFFFFFFFFFFFULL))
 #define SR_ARM_AREA(v) ((unsigned)((v) >> 48))
@@ -177,7 +189,7 @@ typedef enum sr_status {
     SR_ERR_AREA = 5,            /* receive side: area unmapped, or the range outside it */
     SR_ERR_GROUP_EMPTY = 6,
     SR_ERR_GROUP_SELF = 7,
-    SR_ERR_GROUP_SHAPE = 8,     /* not a line or rectangle of the crossbar grid */
+    SR_ERR_GROUP_SHAPE = 8,     /* the group's box reaches past the crossbar grid */
     SR_ERR_GROUP_UNSET = 9,     /* barrier or broadcast on a colour with no valid group */
     SR_ERR_GROUP_MISMATCH = 10, /* members arrived with different groups */
     SR_ERR_BCAST_NOT_ARMED = 11,

@@ -2,78 +2,58 @@
 
 namespace p2 {
 
-uint64_t SrBarrierUnit::row_mask(unsigned row) const {
-  const uint64_t one_row = config_.x >= 64 ? ~0ull : (1ull << config_.x) - 1;
-  return one_row << (row * config_.x);
-}
-
-uint64_t SrBarrierUnit::rows_of(uint64_t group) const {
-  uint64_t rows = 0;
-  for (unsigned r = 0; r < config_.y; ++r)
-    if (group & row_mask(r)) rows |= 1ull << r;
-  return rows;
-}
-
-uint64_t SrBarrierUnit::cols_of(uint64_t group) const {
-  uint64_t cols = 0;
-  for (unsigned n = 0; n < config_.nodes; ++n)
-    if ((group >> n) & 1u) cols |= 1ull << config_.col(n);
-  return cols;
-}
-
 void SrBarrierUnit::arrive(unsigned node, unsigned color, uint64_t group) {
-  agenda_.after(config_.barrier_signal, [this, node, color, group] { at_x_crossbar(node, color, group); });
+  agenda_.after(config_.barrier_signal, [this, node, color, group] {
+    Round& r = rounds_[color];
+    if (!r.active) {
+      r.active = true;
+      r.group = group;
+      r.arrived.assign(config_.nodes, false);
+      for (unsigned d = 0; d < 3; ++d) r.heard[d].assign(config_.nodes / config_.extent(d), 0);
+      r.released = 0;
+      r.to_release = 1;
+      for (unsigned d = 0; d < 3; ++d)
+        if (d != config_.dims() - 1) r.to_release *= SR_GROUP_COUNT(group, d);
+    } else if (group != r.group) {
+      stats_.refused++;
+      agenda_.after(config_.barrier_signal, [this, node, color] { release_(node, color, SR_ERR_GROUP_MISMATCH); });
+      return;
+    }
+    if (r.arrived[node]) return;  // already counted in this round
+    r.arrived[node] = true;
+    signal(0, config_.col(node), config_.row(node), config_.plane(node), color);
+  });
 }
 
-void SrBarrierUnit::at_x_crossbar(unsigned node, unsigned color, uint64_t group) {
-  Round& r = rounds_[color];
-  if (!r.active) {
-    r = Round{};
-    r.active = true;
-    r.group = group;
-  } else if (group != r.group) {
-    stats_.refused++;
-    agenda_.after(config_.barrier_signal,
-                  [this, node, color] { release_(node, color, SR_ERR_GROUP_MISMATCH); });
+void SrBarrierUnit::signal(unsigned dim, unsigned c, unsigned r, unsigned k, unsigned color) {
+  Round& round = rounds_[color];
+  const unsigned index = dim == 0 ? r + config_.y * k : dim == 1 ? c + config_.x * k : c + config_.x * r;
+  if (++round.heard[dim][index] < SR_GROUP_COUNT(round.group, dim)) return;
+  if (dim + 1 == config_.dims()) {
+    release_stage(dim, c, r, k, color);
     return;
   }
-  r.arrived |= 1ull << node;
-  const unsigned row = config_.row(node);
-  const uint64_t members = r.group & row_mask(row);
-  if ((r.arrived & members) != members) return;
-  // This x-crossbar's members are all here.
-  r.rows_done |= 1ull << row;
-  if (!config_.two_d()) {
-    const uint64_t everyone = r.group;
-    r.active = false;
-    stats_.completed++;
-    for (unsigned n = 0; n < config_.nodes; ++n)
-      if ((everyone >> n) & 1u)
-        agenda_.after(config_.barrier_detect + config_.barrier_signal,
-                      [this, n, color] { release_(n, color, SR_OK); });
-    return;
+  // Done here: tell each crossbar of the next dimension that meets this one
+  // inside the group (the y-crossbars of the group's columns in this plane;
+  // the z-crossbars of this column in the group's rows).
+  const unsigned next = dim + 1, first = SR_GROUP_FIRST(round.group, dim), count = SR_GROUP_COUNT(round.group, dim);
+  for (unsigned v = first; v < first + count; ++v) {
+    const unsigned nc = next == 1 ? v : c, nr = next == 2 ? v : r;
+    agenda_.after(config_.barrier_detect + config_.barrier_signal,
+                  [this, next, nc, nr, k, color] { signal(next, nc, nr, k, color); });
   }
-  const uint64_t cols = cols_of(r.group);
-  for (unsigned c = 0; c < config_.x; ++c)
-    if ((cols >> c) & 1u)
-      agenda_.after(config_.barrier_detect + config_.barrier_signal,
-                    [this, c, row, color] { at_y_crossbar(c, row, color); });
 }
 
-void SrBarrierUnit::at_y_crossbar(unsigned col, unsigned row, unsigned color) {
-  Round& r = rounds_[color];
-  r.heard[col] |= 1ull << row;
-  const uint64_t rows = rows_of(r.group);
-  if ((r.heard[col] & rows) != rows) return;
-  // The whole plane arrived: this y-crossbar tells its members.
-  const uint64_t group = r.group;
-  for (unsigned n = 0; n < config_.nodes; ++n)
-    if (((group >> n) & 1u) && config_.col(n) == col)
-      agenda_.after(config_.barrier_detect + config_.barrier_signal,
-                    [this, n, color] { release_(n, color, SR_OK); });
-  r.cols_released |= 1ull << col;
-  if (r.cols_released == cols_of(group)) {
-    r.active = false;
+void SrBarrierUnit::release_stage(unsigned dim, unsigned c, unsigned r, unsigned k, unsigned color) {
+  Round& round = rounds_[color];
+  const unsigned first = SR_GROUP_FIRST(round.group, dim), count = SR_GROUP_COUNT(round.group, dim);
+  for (unsigned v = first; v < first + count; ++v) {
+    const unsigned n = config_.node_at(dim == 0 ? v : c, dim == 1 ? v : r, dim == 2 ? v : k);
+    agenda_.after(config_.barrier_detect + config_.barrier_signal,
+                  [this, n, color] { release_(n, color, SR_OK); });
+  }
+  if (++round.released == round.to_release) {
+    round.active = false;
     stats_.completed++;
   }
 }

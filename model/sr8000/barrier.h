@@ -1,12 +1,15 @@
 // barrier.h - the SR8000 hardware barrier, one state machine per colour
 // spread over the crossbars (model/sr8000/README.md, "Published figures"):
 // each x-crossbar sees its member nodes arrive; once all have, it signals
-// every y-crossbar of the group's columns; a y-crossbar that has heard from
-// every row of the group tells its member nodes. With one crossbar (1D) the
-// x-crossbar tells its nodes itself.
+// every y-crossbar of the group's columns in its plane; a y-crossbar that has
+// heard from every row of the group signals (3D) every z-crossbar of its
+// column in the group's rows, and a z-crossbar that has heard from every
+// plane of the group tells its member nodes. The last crossbar stage of the
+// machine tells the nodes: the x-crossbar in 1D, the y-crossbar in 2D.
 // Every step is a signal on a dedicated line (sr8000_barrier_signal_ns) plus
 // the crossbar's detection (sr8000_barrier_detect_ns), so the time from the
-// last arrival to every release is the same for 2 nodes or 64: flat in p.
+// last arrival to every release is the same for any group of one machine,
+// and a machine one dimension larger adds one step: flat in p.
 //
 // An arrival carrying a different group than the barrier in progress is
 // completed at once with SR_ERR_GROUP_MISMATCH (the others go on waiting for
@@ -17,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "core/agenda.h"
 #include "sr8000/config.h"
@@ -35,23 +39,25 @@ class SrBarrierUnit {
   SrBarrierUnit(const Sr8000Config& config, Agenda& agenda, Release release)
       : config_(config), agenda_(agenda), release_(std::move(release)) {}
 
-  // `node` arrived (its NIA's signal leaves now) in the group `group`.
+  // `node` arrived (its NIA's signal leaves now) in the group `group` (an
+  // SR_GROUP_BOX the NIA has checked).
   void arrive(unsigned node, unsigned color, uint64_t group);
   const SrBarrierStats& stats() const { return stats_; }
 
  private:
   struct Round {
     bool active = false;
-    uint64_t group = 0, arrived = 0;
-    uint64_t rows_done = 0;           // x-crossbars that saw all their members
-    std::array<uint64_t, 8> heard{};  // per column: rows its y-crossbar heard from
-    uint64_t cols_released = 0;
+    uint64_t group = 0;
+    std::vector<bool> arrived;  // per node
+    // Per crossbar of each dimension: the signals it has had (x: member
+    // arrivals; y: rows done; z: columns of planes done).
+    std::array<std::vector<unsigned>, 3> heard;
+    unsigned released = 0, to_release = 0;  // crossbars of the last stage
   };
-  void at_x_crossbar(unsigned node, unsigned color, uint64_t group);
-  void at_y_crossbar(unsigned col, unsigned row, unsigned color);
-  uint64_t row_mask(unsigned row) const;
-  uint64_t rows_of(uint64_t group) const;
-  uint64_t cols_of(uint64_t group) const;
+  // A signal reached crossbar `index` of dimension `dim` (its coordinates:
+  // column c, row r, plane k of one of its nodes).
+  void signal(unsigned dim, unsigned c, unsigned r, unsigned k, unsigned color);
+  void release_stage(unsigned dim, unsigned c, unsigned r, unsigned k, unsigned color);
 
   const Sr8000Config& config_;
   Agenda& agenda_;

@@ -13,13 +13,15 @@ Sr8000Config Sr8000Config::make(const Params& p, const Topology& topo, int line)
   if (topo.xbar_x) {
     c.x = topo.xbar_x;
     c.y = topo.xbar_y;
+    c.z = topo.xbar_z;
   } else if (topo.nodes <= SR_XBAR_PORTS) {
     c.x = topo.nodes;  // one crossbar (1D)
     c.y = 1;
+    c.z = 1;
   } else {
     throw ConfigError(topo.file, line,
                       "device sr8000 with " + std::to_string(topo.nodes) +
-                          " nodes needs a 'crossbar X Y' line (one crossbar serves at most 8)");
+                          " nodes needs a 'crossbar X Y [Z]' line (one crossbar serves at most 8)");
   }
   // MB/s = bytes per microsecond; per nanosecond is a thousandth of it.
   c.link_bytes_per_ns = p.sr8000_link_mbps / 1000.0;
@@ -49,6 +51,20 @@ Sr8000Config Sr8000Config::make(const Params& p, const Topology& topo, int line)
             " cannot hold one packet of sr8000_packet_header_bytes + sr8000_packet_bytes = " +
             std::to_string(c.header_bytes + c.packet_bytes) + " bytes");
   return c;
+}
+
+bool Sr8000Config::in_group(uint64_t group, unsigned node) const {
+  for (unsigned d = 0; d < 3; ++d) {
+    const unsigned at = coord(node, d), first = SR_GROUP_FIRST(group, d);
+    if (at < first || at - first >= SR_GROUP_COUNT(group, d)) return false;
+  }
+  return true;
+}
+
+bool Sr8000Config::group_fits(uint64_t group) const {
+  for (unsigned d = 0; d < 3; ++d)
+    if (SR_GROUP_FIRST(group, d) + SR_GROUP_COUNT(group, d) > extent(d)) return false;
+  return true;
 }
 
 // Whole picoseconds, rounded: the same bytes always cost the same time.

@@ -14,7 +14,8 @@
 namespace p2 {
 
 struct Sr8000Config {
-  unsigned nodes = 0, x = 0, y = 0;  // node n sits at column n % x of row n / x
+  // Node n sits at column n % x, row n / x % y, plane n / (x * y).
+  unsigned nodes = 0, x = 0, y = 0, z = 0;
   double link_bytes_per_ns = 0, mem_read_bytes_per_ns = 0;
   sc_core::sc_time link_latency, xbar_latency, router_latency;
   sc_core::sc_time mmio_post, reg_read, kick_reuse, kick_modified;
@@ -27,9 +28,20 @@ struct Sr8000Config {
   // shape the SR8000 cannot have.
   static Sr8000Config make(const Params& p, const Topology& topo, int line);
 
-  bool two_d() const { return y > 1; }
+  // 1: one crossbar; 2: x- and y-crossbars; 3: and z-crossbars.
+  unsigned dims() const { return z > 1 ? 3 : y > 1 ? 2 : 1; }
+  unsigned extent(unsigned dim) const { return dim == 0 ? x : dim == 1 ? y : z; }
   unsigned col(unsigned node) const { return node % x; }
-  unsigned row(unsigned node) const { return node / x; }
+  unsigned row(unsigned node) const { return node / x % y; }
+  unsigned plane(unsigned node) const { return node / (x * y); }
+  unsigned coord(unsigned node, unsigned dim) const {
+    return dim == 0 ? col(node) : dim == 1 ? row(node) : plane(node);
+  }
+  unsigned node_at(unsigned c, unsigned r, unsigned k) const { return (k * y + r) * x + c; }
+  // `group`: an SR_GROUP_BOX. Whether `node` lies in it, and whether the
+  // whole box lies in the grid.
+  bool in_group(uint64_t group, unsigned node) const;
+  bool group_fits(uint64_t group) const;
   // Time to clock `bytes` onto a link, and for the NIA to read them from memory.
   sc_core::sc_time on_link(uint64_t bytes) const;
   sc_core::sc_time mem_read(uint64_t bytes) const;

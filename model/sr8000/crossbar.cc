@@ -1,5 +1,7 @@
 #include "sr8000/crossbar.h"
 
+#include "sr8000_hw.h"
+
 namespace p2 {
 
 void SrSwitch::packet_arrived(SrLink& from, SrPacketPtr p) {
@@ -58,20 +60,23 @@ void SrSwitch::serialise(SrLink* in, SrPacketPtr p) {
   }
 }
 
-void SrSwitch::fan_out(SrLink* in, const SrPacketPtr& p) {
-  const bool to_rows = role_ == Role::Serialiser;
-  std::vector<SrLink*> targets;
-  for (unsigned i = 0; i < down_.size(); ++i) {
-    if (!down_[i]) continue;
-    bool member = false;
-    if (to_rows) {
-      for (unsigned c = 0; c < config_.x; ++c)
-        member |= (p->group >> (i * config_.x + c)) & 1u;
-    } else {
-      member = ((p->group >> i) & 1u) && i != p->src;
-    }
-    if (member) targets.push_back(down_[i]);
+bool SrSwitch::spans(const SrPacket& p, unsigned at) const {
+  auto covers = [&p](unsigned dim, unsigned coord) {
+    const unsigned first = SR_GROUP_FIRST(p.group, dim);
+    return coord >= first && coord - first < SR_GROUP_COUNT(p.group, dim);
+  };
+  switch (level_) {
+    case Level::Node: return at != p.src && config_.in_group(p.group, at);
+    case Level::XCrossbar: return covers(1, at % config_.y) && covers(2, at / config_.y);
+    case Level::Plane: return covers(2, at);
   }
+  return false;
+}
+
+void SrSwitch::fan_out(SrLink* in, const SrPacketPtr& p) {
+  std::vector<SrLink*> targets;
+  for (const Out& o : down_)
+    if (spans(*p, o.at)) targets.push_back(o.link);
   const uint64_t wire = in->wire_bytes(*p);
   if (targets.empty()) {
     in->release(wire);

@@ -1,15 +1,20 @@
 // crossbar.h - an SR8000 switch: an x-crossbar (the nodes of one row), a
-// y-crossbar (one column, 2D), the serialisation crossbar (2D) or a node's
-// network router (2D: where a packet turns from its x- to its y-crossbar).
+// y-crossbar (one column of a plane), a z-crossbar (one column through the
+// planes, 3D), a node's network router (where a packet turns from one
+// dimension's crossbar to the next), the serialisation crossbar (2D and
+// 3D), or a plane's broadcast distributor (3D).
 //
 // Per packet: its head is forwarded, `latency` after it arrived, onto the
 // next link of its route (cut-through; the link queues it behind what it is
 // sending, or until the next input buffer has room); its input buffer space
-// goes back to the link it came on once its tail has left. A broadcast packet at the end of its route fans out: the
-// serialisation crossbar (the x-crossbar itself in 1D) copies it to every
-// x-crossbar with members, passing one broadcast at a time so that
-// broadcasts never overlap; an x-crossbar copies it to each member of its
-// row but the root.
+// goes back to the link it came on once its tail has left. A broadcast
+// packet at the end of its route fans out: the serialisation crossbar (the
+// x-crossbar itself in 1D) passes one broadcast at a time, so that
+// broadcasts never overlap, and copies it to each plane (3D) or x-crossbar
+// (2D) the group spans; a plane's distributor copies it to the x-crossbars
+// of the group's rows in it; an x-crossbar to each member of its row but the
+// root. A crossbar has 8 ports: the 64 x-crossbars of a 3D machine are one
+// distributor stage further from the serialiser than the 8 of a 2D one.
 #pragma once
 
 #include <deque>
@@ -30,17 +35,25 @@ struct SrSwitchStats {
 
 class SrSwitch : public SrSink {
  public:
-  enum class Role { XCrossbar, YCrossbar, Serialiser, Router };
+  enum class Role { XCrossbar, YCrossbar, ZCrossbar, Serialiser, Distributor, Router };
+  // What a fan-out copy goes to: a node, an x-crossbar (by its index: row +
+  // Y * plane) or a plane's distributor (by the plane).
+  enum class Level { Node, XCrossbar, Plane };
+  struct Out {
+    unsigned at;
+    SrLink* link;
+  };
   SrSwitch(std::string name, Role role, unsigned index, const Sr8000Config& config,
            Agenda& agenda, sc_core::sc_time latency)
       : name_(std::move(name)), role_(role), index_(index), config_(config), agenda_(agenda),
         latency_(latency) {}
 
-  // Fan-out targets. An x-crossbar: `down[n]` to each node n of the machine
-  // (nullptr where n is not in its row); the serialiser: `down[r]` to the
-  // x-crossbar of row r. An x-crossbar that serialises itself (1D) has
-  // serialises() true.
-  void set_fanout(std::vector<SrLink*> down, bool serialises) {
+  // Fan-out targets, all of one level: an x-crossbar's are its nodes, a
+  // distributor's the x-crossbars of its plane, the serialiser's the planes
+  // (3D) or the x-crossbars (2D). `serialises`: this switch passes one
+  // broadcast at a time (the serialiser; the x-crossbar in 1D).
+  void set_fanout(Level level, std::vector<Out> down, bool serialises) {
+    level_ = level;
     down_ = std::move(down);
     serialises_ = serialises;
   }
@@ -62,7 +75,10 @@ class SrSwitch : public SrSink {
   const Sr8000Config& config_;
   Agenda& agenda_;
   sc_core::sc_time latency_;
-  std::vector<SrLink*> down_;
+  bool spans(const SrPacket& p, unsigned at) const;
+
+  Level level_ = Level::Node;
+  std::vector<Out> down_;
   bool serialises_ = false;
   // Serialisation: the broadcast passing now (source, message) and those
   // waiting for it to end.

@@ -79,7 +79,7 @@ std::string Sr8000Device::describe_memory_wait(uint64_t addr, uint64_t mask, uin
 Sr8000Network::Sr8000Network(const Topology& topo, int line, const Params& params,
                              std::vector<std::unique_ptr<Host>>& hosts)
     : config_(Sr8000Config::make(params, topo, line)) {
-  const unsigned n = config_.nodes;
+  const unsigned n = config_.nodes, dims = config_.dims();
   agenda_ = std::make_unique<Agenda>("sr8000_agenda");
   barrier_ = std::make_unique<SrBarrierUnit>(
       config_, *agenda_, [this](unsigned node, unsigned c, unsigned st) { nias_[node]->barrier_released(c, st); });
@@ -87,14 +87,14 @@ Sr8000Network::Sr8000Network(const Topology& topo, int line, const Params& param
     nias_.push_back(std::make_unique<Nia>(i, config_, *hosts[i], *agenda_, *this));
     devices_.push_back(std::make_unique<Sr8000Device>(*nias_.back()));
   }
-  for (unsigned r = 0; r < config_.y; ++r)
-    xbar_x_.push_back(std::make_unique<SrSwitch>("xbar_x" + std::to_string(r), SrSwitch::Role::XCrossbar,
-                                                 r, config_, *agenda_, config_.xbar_latency));
-  if (config_.two_d()) {
-    for (unsigned c = 0; c < config_.x; ++c)
-      xbar_y_.push_back(std::make_unique<SrSwitch>("xbar_y" + std::to_string(c),
-                                                   SrSwitch::Role::YCrossbar, c, config_, *agenda_,
-                                                   config_.xbar_latency));
+  static const char* const letter[3] = {"x", "y", "z"};
+  static const SrSwitch::Role role[3] = {SrSwitch::Role::XCrossbar, SrSwitch::Role::YCrossbar,
+                                         SrSwitch::Role::ZCrossbar};
+  for (unsigned d = 0; d < dims; ++d)
+    for (unsigned k = 0; k < n / config_.extent(d); ++k)
+      xbar_[d].push_back(std::make_unique<SrSwitch>("xbar_" + std::string(letter[d]) + std::to_string(k), role[d],
+                                                    k, config_, *agenda_, config_.xbar_latency));
+  if (dims > 1) {
     serialiser_ = std::make_unique<SrSwitch>("xbar_serial", SrSwitch::Role::Serialiser, 0, config_,
                                              *agenda_, config_.xbar_latency);
     for (unsigned i = 0; i < n; ++i)
@@ -102,58 +102,92 @@ Sr8000Network::Sr8000Network(const Topology& topo, int line, const Params& param
                                                     SrSwitch::Role::Router, i, config_, *agenda_,
                                                     config_.router_latency));
   }
-  for (unsigned i = 0; i < n; ++i) {
-    const std::string node = "node" + std::to_string(i);
-    SrSink* router = config_.two_d() ? routers_[i].get() : nullptr;
-    up_x_.push_back(std::make_unique<SrLink>(node + "_to_xbar_x", config_, *agenda_,
-                                             *xbar_x_[config_.row(i)], SrLink::Deliver::Head));
-    down_x_.push_back(std::make_unique<SrLink>("xbar_x_to_" + node, config_, *agenda_, *nias_[i],
-                                               SrLink::Deliver::Tail, router));
-    if (config_.two_d()) {
-      up_y_.push_back(std::make_unique<SrLink>(node + "_to_xbar_y", config_, *agenda_,
-                                               *xbar_y_[config_.col(i)], SrLink::Deliver::Head));
-      down_y_.push_back(std::make_unique<SrLink>("xbar_y_to_" + node, config_, *agenda_, *nias_[i],
-                                                 SrLink::Deliver::Tail, router));
+  for (unsigned d = 0; d < dims; ++d)
+    for (unsigned i = 0; i < n; ++i) {
+      const std::string node = "node" + std::to_string(i), xbar = std::string("xbar_") + letter[d];
+      up_[d].push_back(std::make_unique<SrLink>(node + "_to_" + xbar, config_, *agenda_,
+                                                *xbar_[d][xbar_of(d, i)], SrLink::Deliver::Head));
+      down_[d].push_back(std::make_unique<SrLink>(xbar + "_to_" + node, config_, *agenda_, *nias_[i],
+                                                  SrLink::Deliver::Tail,
+                                                  dims > 1 ? routers_[i].get() : nullptr));
     }
-  }
-  if (config_.two_d()) {
-    std::vector<SrLink*> rows;
-    for (unsigned r = 0; r < config_.y; ++r) {
-      x_to_s_.push_back(std::make_unique<SrLink>("xbar_x" + std::to_string(r) + "_to_serial", config_,
-                                                 *agenda_, *serialiser_, SrLink::Deliver::Head));
-      s_to_x_.push_back(std::make_unique<SrLink>("serial_to_xbar_x" + std::to_string(r), config_,
-                                                 *agenda_, *xbar_x_[r], SrLink::Deliver::Head));
-      rows.push_back(s_to_x_.back().get());
+  // The broadcast tree above the x-crossbars.
+  const unsigned rows = config_.y * config_.z;  // x-crossbars
+  auto link = [this](std::vector<std::unique_ptr<SrLink>>& v, const std::string& name, SrSwitch& to) {
+    v.push_back(std::make_unique<SrLink>(name, config_, *agenda_, to, SrLink::Deliver::Head));
+    return v.back().get();
+  };
+  if (dims == 2) {
+    std::vector<SrSwitch::Out> out;
+    for (unsigned r = 0; r < rows; ++r) {
+      link(x_to_s_, "xbar_x" + std::to_string(r) + "_to_serial", *serialiser_);
+      out.push_back({r, link(s_to_x_, "serial_to_xbar_x" + std::to_string(r), *xbar_[0][r])});
     }
-    serialiser_->set_fanout(rows, true);
+    serialiser_->set_fanout(SrSwitch::Level::XCrossbar, out, true);
+  } else if (dims == 3) {
+    std::vector<SrSwitch::Out> planes;
+    for (unsigned k = 0; k < config_.z; ++k) {
+      const std::string plane = "plane" + std::to_string(k);
+      distributors_.push_back(std::make_unique<SrSwitch>(plane + "_distributor", SrSwitch::Role::Distributor, k,
+                                                         config_, *agenda_, config_.xbar_latency));
+      link(p_to_s_, plane + "_to_serial", *serialiser_);
+      planes.push_back({k, link(s_to_p_, "serial_to_" + plane, *distributors_[k])});
+    }
+    serialiser_->set_fanout(SrSwitch::Level::Plane, planes, true);
+    std::vector<std::vector<SrSwitch::Out>> per_plane(config_.z);
+    for (unsigned r = 0; r < rows; ++r) {
+      const unsigned k = r / config_.y;
+      const std::string plane = "plane" + std::to_string(k), xb = "xbar_x" + std::to_string(r);
+      link(x_to_p_, xb + "_to_" + plane, *distributors_[k]);
+      per_plane[k].push_back({r, link(p_to_x_, plane + "_to_" + xb, *xbar_[0][r])});
+    }
+    for (unsigned k = 0; k < config_.z; ++k)
+      distributors_[k]->set_fanout(SrSwitch::Level::XCrossbar, per_plane[k], false);
   }
-  for (unsigned r = 0; r < config_.y; ++r) {
-    std::vector<SrLink*> down(n, nullptr);
-    for (unsigned i = 0; i < n; ++i)
-      if (config_.row(i) == r) down[i] = down_x_[i].get();
-    xbar_x_[r]->set_fanout(down, !config_.two_d());
+  for (unsigned r = 0; r < rows; ++r) {
+    std::vector<SrSwitch::Out> members;
+    for (unsigned i = r * config_.x; i < (r + 1) * config_.x; ++i) members.push_back({i, down_[0][i].get()});
+    xbar_[0][r]->set_fanout(SrSwitch::Level::Node, members, dims == 1);
   }
 }
 
 Sr8000Network::~Sr8000Network() = default;
 
+unsigned Sr8000Network::xbar_of(unsigned dim, unsigned n) const {
+  const unsigned c = config_.col(n), r = config_.row(n), k = config_.plane(n);
+  if (dim == 0) return r + config_.y * k;
+  if (dim == 1) return c + config_.x * k;
+  return c + config_.x * r;
+}
+
 std::vector<SrLink*> Sr8000Network::route(unsigned src, unsigned dst) const {
-  if (src == dst) return {};
-  if (config_.row(src) == config_.row(dst)) return {up_x_[src].get(), down_x_[dst].get()};
-  if (config_.col(src) == config_.col(dst)) return {up_y_[src].get(), down_y_[dst].get()};
-  // x first, to the node of the destination's column in this row; then y.
-  const unsigned turn = config_.row(src) * config_.x + config_.col(dst);
-  return {up_x_[src].get(), down_x_[turn].get(), up_y_[turn].get(), down_y_[dst].get()};
+  std::vector<SrLink*> out;
+  unsigned at = src;
+  unsigned c = config_.col(src), r = config_.row(src), k = config_.plane(src);
+  for (unsigned d = 0; d < config_.dims(); ++d) {
+    if (config_.coord(at, d) == config_.coord(dst, d)) continue;
+    (d == 0 ? c : d == 1 ? r : k) = config_.coord(dst, d);
+    const unsigned next = config_.node_at(c, r, k);
+    out.push_back(up_[d][at].get());
+    out.push_back(down_[d][next].get());
+    at = next;
+  }
+  return out;
 }
 
 std::vector<SrLink*> Sr8000Network::broadcast_route(unsigned src) const {
-  if (!config_.two_d()) return {up_x_[src].get()};
-  return {up_x_[src].get(), x_to_s_[config_.row(src)].get()};
+  const unsigned r = xbar_of(0, src);
+  switch (config_.dims()) {
+    case 1: return {up_[0][src].get()};
+    case 2: return {up_[0][src].get(), x_to_s_[r].get()};
+    default: return {up_[0][src].get(), x_to_p_[r].get(), p_to_s_[config_.plane(src)].get()};
+  }
 }
 
 std::vector<const SrLink*> Sr8000Network::all_links() const {
   std::vector<const SrLink*> out;
-  for (const auto* v : {&up_x_, &down_x_, &up_y_, &down_y_, &x_to_s_, &s_to_x_})
+  for (const auto* v : {&up_[0], &down_[0], &up_[1], &down_[1], &up_[2], &down_[2], &x_to_s_, &s_to_x_,
+                        &x_to_p_, &p_to_x_, &p_to_s_, &s_to_p_})
     for (const auto& l : *v) out.push_back(l.get());
   return out;
 }
@@ -217,11 +251,10 @@ void Sr8000Network::write_node_json(std::ostream& out, unsigned i) const {
       << (s.kicks ? us(s.tcw_latency_total) / static_cast<double>(s.kicks) : 0.0) << "}";
   // The node's own links (crossbar-to-crossbar links are in the text table).
   out << ", \"sr8000_links\": {";
+  auto at = [this, i](const std::vector<std::unique_ptr<SrLink>>& v) { return v.empty() ? nullptr : v[i].get(); };
   const std::pair<const char*, const SrLink*> own[] = {
-      {"to_xbar_x", up_x_[i].get()},
-      {"from_xbar_x", down_x_[i].get()},
-      {"to_xbar_y", config_.two_d() ? up_y_[i].get() : nullptr},
-      {"from_xbar_y", config_.two_d() ? down_y_[i].get() : nullptr}};
+      {"to_xbar_x", at(up_[0])},   {"from_xbar_x", at(down_[0])}, {"to_xbar_y", at(up_[1])},
+      {"from_xbar_y", at(down_[1])}, {"to_xbar_z", at(up_[2])}, {"from_xbar_z", at(down_[2])}};
   bool first = true;
   for (const auto& [name, link] : own) {
     if (!link) continue;

@@ -1,19 +1,20 @@
 // network.h - the Hitachi SR8000 as one of the cluster's networks: an NIA in
 // every node on the node's memory bus, and the multi-dimensional crossbar
 // that joins them (model/sr8000/README.md, "Published figures"). With
-// `crossbar X Y` (or up to 8 nodes and no crossbar line: X = nodes, Y = 1),
-// node n sits at column n % X of row n / X. Row r's nodes hang off
-// x-crossbar r; with Y > 1 column c's nodes also hang off y-crossbar c, and a
-// serialisation crossbar is joined to every x-crossbar. Every link moves
-// sr8000_link_mbps per direction.
+// `crossbar X Y [Z]` (or up to 8 nodes and no crossbar line: X = nodes,
+// Y = Z = 1), node n sits at column n % X, row n / X % Y, plane n / (X * Y).
+// Each row of a plane hangs off an x-crossbar; with Y > 1 each column of a
+// plane also off a y-crossbar, and with Z > 1 each (column, row) through the
+// planes off a z-crossbar. Every link moves sr8000_link_mbps per direction.
 //
-// Routes (x then y): a packet to a node of its own row crosses its
-// x-crossbar; to its own column, its y-crossbar; otherwise its x-crossbar to
-// the node at the destination's column in its own row, whose network router
-// turns it onto that column's y-crossbar. A broadcast goes from the root to
-// its x-crossbar, on to the serialisation crossbar (in 1D the x-crossbar
-// serialises), which sends it to every x-crossbar of the group at once; each
-// gives it to its members.
+// Routes (dimension order: x, then y, then z): a packet crosses the
+// crossbar of each dimension in which its destination differs, turning at
+// the network router of the node where the coordinates it has fixed so far
+// meet the destination's. A broadcast goes from the root to its x-crossbar,
+// up to the serialisation crossbar (in 1D the x-crossbar serialises; in 3D
+// through its plane's distributor), which sends it to every x-crossbar of
+// the group at once (3D: every plane's distributor, which sends it on to
+// that plane's x-crossbars); each gives it to its members.
 #pragma once
 
 #include <memory>
@@ -74,18 +75,24 @@ class Sr8000Network : public Network, public SrFabric {
   std::vector<const SrLink*> all_links() const;
 
  private:
+  // The index, among dimension `dim`'s crossbars, of the one node `n` hangs off.
+  unsigned xbar_of(unsigned dim, unsigned n) const;
+
   Sr8000Config config_;
   std::unique_ptr<Agenda> agenda_;
-  std::vector<std::unique_ptr<SrSwitch>> xbar_x_, xbar_y_, routers_;
+  // Per dimension (x, y, z): its crossbars, and per node the links to and
+  // from its crossbar of that dimension.
+  std::vector<std::unique_ptr<SrSwitch>> xbar_[3];
+  std::vector<std::unique_ptr<SrLink>> up_[3], down_[3];
+  std::vector<std::unique_ptr<SrSwitch>> routers_, distributors_;
   std::unique_ptr<SrSwitch> serialiser_;
   std::vector<std::unique_ptr<Nia>> nias_;
   std::vector<std::unique_ptr<Sr8000Device>> devices_;
   std::unique_ptr<SrBarrierUnit> barrier_;
-  // Per node: to and from its x-crossbar, and (2D) to its y-crossbar (from
-  // its router) and from it.
-  std::vector<std::unique_ptr<SrLink>> up_x_, down_x_, up_y_, down_y_;
-  // 2D: x-crossbar r to the serialiser and back.
-  std::vector<std::unique_ptr<SrLink>> x_to_s_, s_to_x_;
+  // 2D: x-crossbar i to the serialiser and back. 3D: x-crossbar i to its
+  // plane's distributor and back, and each distributor to the serialiser
+  // and back.
+  std::vector<std::unique_ptr<SrLink>> x_to_s_, s_to_x_, x_to_p_, p_to_x_, p_to_s_, s_to_p_;
 };
 
 }  // namespace p2

@@ -37,7 +37,7 @@ uint64_t Nia::peek(uint64_t off) const {
   if (off == SR_REG_ID) return SR_NIA_ID;
   if (off == SR_REG_NODE_ID) return node_;
   if (off == SR_REG_NUM_NODES) return config_.nodes;
-  if (off == SR_REG_SHAPE) return SR_SHAPE(config_.x, config_.y);
+  if (off == SR_REG_SHAPE) return SR_SHAPE(config_.x, config_.y, config_.z);
   if (off == SR_REG_ERROR) return error_;
   if (off == SR_REG_ERRORS) return stats_.rx_errors + stats_.tcw_errors;
   if (off == SR_REG_KICKS) return stats_.kicks;
@@ -62,23 +62,10 @@ uint64_t Nia::peek(uint64_t off) const {
 }
 
 sr_status Nia::check_group(uint64_t group) const {
-  if (group == 0) return SR_ERR_GROUP_EMPTY;
-  if (config_.nodes < 64 && (group >> config_.nodes) != 0) return SR_ERR_GROUP_SHAPE;
-  if (!((group >> node_) & 1u)) return SR_ERR_GROUP_SELF;
-  // The published condition: the members are exactly the nodes of one
-  // rectangle of the x/y grid (a line counts).
-  unsigned c0 = ~0u, c1 = 0, r0 = ~0u, r1 = 0;
-  for (unsigned n = 0; n < config_.nodes; ++n) {
-    if (!((group >> n) & 1u)) continue;
-    c0 = std::min(c0, config_.col(n));
-    c1 = std::max(c1, config_.col(n));
-    r0 = std::min(r0, config_.row(n));
-    r1 = std::max(r1, config_.row(n));
-  }
-  uint64_t rect = 0;
-  for (unsigned r = r0; r <= r1; ++r)
-    for (unsigned c = c0; c <= c1; ++c) rect |= 1ull << (r * config_.x + c);
-  return rect == group ? SR_OK : SR_ERR_GROUP_SHAPE;
+  for (unsigned d = 0; d < 3; ++d)
+    if (SR_GROUP_COUNT(group, d) == 0) return SR_ERR_GROUP_EMPTY;
+  if (group >> 48 || !config_.group_fits(group)) return SR_ERR_GROUP_SHAPE;
+  return config_.in_group(group, node_) ? SR_OK : SR_ERR_GROUP_SELF;
 }
 
 void Nia::reg_write(uint64_t off, uint64_t v) {

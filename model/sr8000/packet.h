@@ -21,7 +21,7 @@ struct SrPacket {
   SrPacketKind kind = SrPacketKind::Write;
   unsigned src = 0, dst = 0;     // broadcast: dst unused
   unsigned color = 0;            // broadcast: its colour
-  uint64_t group = 0;            // broadcast: the root's group of that colour (bit n: node n)
+  uint64_t group = 0;            // broadcast: the root's group of that colour (SR_GROUP_BOX)
   uint64_t message = 0;          // the TCW kick it belongs to, unique per source (an ack: the one it acknowledges)
   uint32_t area = 0;             // where the data lands: area and offset of this packet's bytes
   uint64_t offset = 0;

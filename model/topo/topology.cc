@@ -69,6 +69,7 @@ class Builder {
   }
 
   bool has_nodes() const { return nodes_line_ >= 0; }
+  int nodes_line() const { return nodes_line_; }
   int crossbar_line() const { return topo_.xbar_line; }
   unsigned nodes() const { return topo_.nodes; }
   void set_name(const std::string& name) { topo_.name = name; }
@@ -76,9 +77,11 @@ class Builder {
   void set_nodes(unsigned n, int line, const char* what) {
     if (has_nodes()) fail(line, std::string(what) + ": the node count is already set on line " +
                                     std::to_string(nodes_line_));
-    if (n < 1 || n > P2_MAX_NODES)
-      fail(line, "node count " + std::to_string(n) + " out of range (1.." +
-                     std::to_string(P2_MAX_NODES) + ")");
+    // Only the SR8000 goes past P2_MAX_NODES; the file's devices, read
+    // later, are checked against it when it ends (Parser::parse).
+    if (n < 1 || n > P2_BUS_NODES)
+      fail(line, "node count " + std::to_string(n) + " out of range (1.." + std::to_string(P2_MAX_NODES) +
+                     "; 1.." + std::to_string(P2_BUS_NODES) + " with 'device sr8000' alone)");
     topo_.nodes = n;
     nodes_line_ = line;
     used_line_.assign(n, {});
@@ -208,20 +211,24 @@ class Builder {
   }
   int networks_line() const { return networks_line_; }
 
-  void crossbar(unsigned x, unsigned y, int line) {
+  void crossbar(unsigned x, unsigned y, unsigned z, int line) {
     if (topo_.xbar_line)
       fail(line, "crossbar is already given on line " + std::to_string(topo_.xbar_line));
-    if (x < 1 || x > 8 || y < 1 || y > 8)
-      fail(line, "crossbar " + std::to_string(x) + " " + std::to_string(y) +
-                     ": an SR8000 crossbar has 8 ports, so X and Y must be in 1..8");
+    const std::string what = "crossbar " + std::to_string(x) + " " + std::to_string(y) +
+                             (z > 1 ? " " + std::to_string(z) : "");
+    if (x < 1 || x > 8 || y < 1 || y > 8 || z < 1 || z > 8)
+      fail(line, what + ": an SR8000 crossbar has 8 ports, so X, Y and Z must be in 1..8");
+    // The machine grows a dimension only once the one below is full.
+    if (z > 1 && (x != 8 || y != 8))
+      fail(line, what + ": a third dimension (Z > 1) joins full 8 x 8 planes, so X and Y must be 8");
     if (!has_nodes())
-      set_nodes(x * y, line, "crossbar");
-    else if (topo_.nodes != x * y)
-      fail(line, "crossbar " + std::to_string(x) + " " + std::to_string(y) + " has " +
-                     std::to_string(x * y) + " nodes but 'nodes' on line " +
+      set_nodes(x * y * z, line, "crossbar");
+    else if (topo_.nodes != x * y * z)
+      fail(line, what + " has " + std::to_string(x * y * z) + " nodes but 'nodes' on line " +
                      std::to_string(nodes_line_) + " says " + std::to_string(topo_.nodes));
     topo_.xbar_x = x;
     topo_.xbar_y = y;
+    topo_.xbar_z = z;
     topo_.xbar_line = line;
   }
 
@@ -346,6 +353,14 @@ class Parser {
     if (b_.crossbar_line() && !sr8000)
       b_.fail(b_.crossbar_line(), "'crossbar' joins SR8000 NIAs, but no 'device sr8000' line gives "
                                   "the nodes one; add 'device sr8000'");
+    if (b_.has_nodes() && b_.nodes() > P2_MAX_NODES) {
+      const bool only_sr8000 = sr8000 && std::all_of(devices_.begin(), devices_.end(),
+                                                     [](const TopoDevice& d) { return d.kind == "sr8000"; });
+      if (!only_sr8000)
+        b_.fail(b_.nodes_line(), std::to_string(b_.nodes()) + " nodes: PEACH2 and InfiniBand clusters have at most " +
+                                     std::to_string(P2_MAX_NODES) + "; only an SR8000 ('device sr8000' alone) has up to " +
+                                     std::to_string(P2_BUS_NODES));
+    }
     Topology t = b_.finish(cabled);
     if (!devices_.empty()) t.devices = devices_;
     return t;
@@ -397,8 +412,9 @@ class Parser {
       PortRef p = port(w[1]);
       b_.set_overrides(p, overrides(w, 2), line_);
     } else if (d == "crossbar") {
-      arity(w, 3, "crossbar X Y");
-      b_.crossbar(number(w[1], "nodes per x-crossbar"), number(w[2], "x-crossbars"), line_);
+      if (w.size() != 3 && w.size() != 4) fail("expected 'crossbar X Y' or 'crossbar X Y Z'");
+      b_.crossbar(number(w[1], "nodes per x-crossbar"), number(w[2], "x-crossbars per plane"),
+                  w.size() == 4 ? number(w[3], "planes") : 1, line_);
     } else if (d == "device") {
       arity(w, 2, "device KIND");
       device(w[1]);

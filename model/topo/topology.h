@@ -43,9 +43,10 @@ struct Topology {
   std::string file;   // "" when generated
   unsigned nodes = 0;
   std::vector<TopoDevice> devices{{"peach2", 0}};  // in file order; device d is index d
-  // `crossbar X Y` (SR8000): X nodes per x-crossbar, Y x-crossbars; node
-  // x + X*y sits at column x of row y. 0 when the file gives none.
-  unsigned xbar_x = 0, xbar_y = 0;
+  // `crossbar X Y [Z]` (SR8000): X nodes per x-crossbar, Y x-crossbars per
+  // plane, Z planes (1 if not given); node x + X*(y + Y*z) sits at column x
+  // of row y of plane z. 0 when the file gives none.
+  unsigned xbar_x = 0, xbar_y = 0, xbar_z = 0;
   int xbar_line = 0;
   std::vector<TopoLink> links;
   // port_kind[node][port]: what each port is (N is always an Endpoint).

@@ -13,7 +13,7 @@
  * calls; the maximum is taken with fmpl_allreduce(fmpl_dmax)). Iteration i
  * uses root i mod P. With -c 1 every broadcast is checked on every rank and
  * every reduction at its root (allreduce: everywhere); wrong elements are
- * counted over the ranks. hbcast on a job that is no line or rectangle of
+ * counted over the ranks. hbcast on a job that is no line, rectangle or box of
  * the crossbar grid (an odd count on sr8000-2x8) is reported as refused.
  */
 #include <stdint.h>
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
         }
         wl_report_meta(report, "ranks", "%d", np);
         wl_report_meta(report, "hardware collectives", "%s",
-                       hw ? "allowed (one process per node, a line or rectangle)" : "not allowed: software barrier, hbcast refused");
+                       hw ? "allowed (one process per node, a line, rectangle or box of the crossbar grid)" : "not allowed (not one process per node of a line, rectangle or box of the crossbar grid): software barrier, hbcast refused");
         wl_report_meta(report, "iterations", "%d timed + %d warm-up", o.iterations, o.warmup);
         wl_report_meta(report, "time", "mean per call, the largest over the ranks (simulated)");
     }

@@ -33,7 +33,7 @@ const char *fmpl_error_string(int ier)
     case FMPL_ERR_SPOOL_FULL: return "FMPL_ERR_SPOOL_FULL: a timed-out send does not fit the send buffer";
     case FMPL_ERR_COMM: return "FMPL_ERR_COMM: not a communicator of this process";
     case FMPL_ERR_KEY_MISMATCH: return "FMPL_ERR_KEY_MISMATCH: members gave different keys or member lists";
-    case FMPL_ERR_HW_NOT_ALLOWED: return "FMPL_ERR_HW_NOT_ALLOWED: hardware broadcast/barrier not allowed here (FMPL_COMM_WORLD on a line or rectangle of nodes only)";
+    case FMPL_ERR_HW_NOT_ALLOWED: return "FMPL_ERR_HW_NOT_ALLOWED: hardware broadcast/barrier not allowed here (FMPL_COMM_WORLD on a line, rectangle or box of nodes only)";
     case FMPL_ERR_HBCAST_OFFSET: return "FMPL_ERR_HBCAST_OFFSET: this node's broadcast offset or size differs from the root's; nothing landed";
     case FMPL_ERR_FUNC: return "FMPL_ERR_FUNC: not an fmpl_?sum/?max/?min function";
     case FMPL_ERR_DEVICE: return "FMPL_ERR_DEVICE: the NIA refused a transfer, or the simulator is gone";
@@ -282,6 +282,35 @@ static int chan_setup(fmpl_chan *ch, unsigned area_ma, unsigned area_fa, int cou
 /* fmpl_init's work in this process: the arguments checked, the channels,
  * the user's areas mapped, FMPL_COMM_WORLD, and whether it may use the
  * hardware collectives. 1 with fmpl_g.init set, else 0 with *ier set. */
+/* The hardware group of FMPL_COMM_WORLD: the box of the crossbar grid its
+ * nodes span (SR_GROUP_BOX). The crossbars only combine and fan out whole
+ * boxes and one process per node, so fmpl_g.hw_ok says whether the world's
+ * nodes are exactly the box's, each once; the NIA checks the box itself. */
+static uint64_t world_box(void)
+{
+    const uint64_t shape = fmpl_mmio_read(SR_REG_SHAPE);
+    const unsigned ext[3] = {SR_SHAPE_X(shape), SR_SHAPE_Y(shape), SR_SHAPE_Z(shape)};
+    unsigned lo[3] = {~0u, ~0u, ~0u}, hi[3] = {0, 0, 0};
+    for (int r = 0; r < fmpl_g.size; r++) {
+        unsigned n = (unsigned)fmpl_g.node_of[r];
+        const unsigned at[3] = {n % ext[0], n / ext[0] % ext[1], n / (ext[0] * ext[1])};
+        for (int d = 0; d < 3; d++) {
+            lo[d] = at[d] < lo[d] ? at[d] : lo[d];
+            hi[d] = at[d] > hi[d] ? at[d] : hi[d];
+        }
+    }
+    /* Distinct nodes inside the box, and as many as it holds: exactly it. */
+    uint64_t volume = 1;
+    for (int d = 0; d < 3; d++)
+        volume *= hi[d] - lo[d] + 1;
+    int distinct = 1;
+    for (int r = 0; r < fmpl_g.size && distinct; r++)
+        for (int q = 0; q < r && distinct; q++)
+            distinct = fmpl_g.node_of[q] != fmpl_g.node_of[r];
+    fmpl_g.hw_ok = distinct && volume == (uint64_t)fmpl_g.size;
+    return SR_GROUP_BOX(lo[0], hi[0] - lo[0] + 1, lo[1], hi[1] - lo[1] + 1, lo[2], hi[2] - lo[2] + 1);
+}
+
 int fmpl_setup(fmpl_match_t *ma, fmpl_flag_t *fa, int count, int *ier)
 {
     if (fmpl_g.init) {
@@ -336,18 +365,8 @@ int fmpl_setup(fmpl_match_t *ma, fmpl_flag_t *fa, int count, int *ier)
     w->me = fmpl_g.rank;
     memcpy(w->ranks, fmpl_comm_world.ranks, sizeof w->ranks);
 
-    /* The hardware group of the world: the NIA checks the published
-     * conditions (a line or rectangle of the grid); one process per node is
-     * ours to check. */
-    uint64_t mask = 0;
-    int shared = 0;
-    for (int r = 0; r < fmpl_g.size; r++) {
-        if (mask & (1ull << fmpl_g.node_of[r]))
-            shared = 1;
-        mask |= 1ull << fmpl_g.node_of[r];
-    }
-    fmpl_mmio_write(SR_REG_GROUP(FMPL_HW_COLOR), mask);
-    fmpl_g.hw_ok = !shared && fmpl_mmio_read(SR_REG_GROUP_STATUS(FMPL_HW_COLOR)) == SR_OK;
+    fmpl_mmio_write(SR_REG_GROUP(FMPL_HW_COLOR), world_box());
+    fmpl_g.hw_ok = fmpl_mmio_read(SR_REG_GROUP_STATUS(FMPL_HW_COLOR)) == SR_OK && fmpl_g.hw_ok;
     /* Forcing the software algorithms (comparisons, tests). */
     const char *force = getenv("FMPL_HW_COLLECTIVES");
     if (force && strcmp(force, "0") == 0)
