@@ -26,8 +26,12 @@
  *       (MPI over the modelled InfiniBand: 1,000 8-byte MPI_Allreduce, then
  *       20 MPI_Allgather of 1 MiB per rank; a plain MPI program, which
  *       smpi_compare.sh also runs under SimGrid's SMPI)
+ *   (h) p2run --topology sr8000-8x8x8.topo -n 512 -- fmpl_coll -o barrier,allreduce
+ *       -b 8 -e 8 -n 20 -w 2 (the largest SR8000: 512 rank processes and
+ *       p2sim on the machine at once)
  * --quick: 100 ping-pongs, 4 ranks x 256 KiB, 4 ranks for (c), (d) and (g)
- * with 100 calls and 64 KiB, 8 nodes for (e) and (f) (a smoke test, seconds).
+ * with 100 calls and 64 KiB, 8 nodes for (e) and (f), 128 for (h) (a smoke
+ * test, seconds).
  * --cases LIST picks cases by letter (default: all, e.g. --cases a,c; (g)
  * only where the build has MPI, and the default leaves it out where not).
  *
@@ -46,6 +50,11 @@
  *                    arenas) count in every process that touched them.
  *   sim_wall_s       p2sim's own wall time (summary "wall_s")
  *   sim_rss_MB       p2sim's peak resident set (summary "peak_rss_kib")
+ *   job_mem_MB       the whole job's memory: the largest sum, over p2run and
+ *                    every process under it, of their proportional set sizes
+ *                    (a shared page split among the processes that map it,
+ *                    so counted once), sampled at gaps that grow from 50 ms
+ *                    to a second (a job shorter than 50 ms shows 0)
  * The table goes to stdout (one row per case, as it finishes), progress lines
  * to stderr; --csv/--json write copies. A job that fails ends p2bench with
  * status 1 and its output shown; a bad flag with status 2.
@@ -103,7 +112,7 @@ typedef struct bench_options {
 /* What one job gave. */
 typedef struct bench_result {
     double wall_s, cpu_s;
-    long peak_rss_kib;
+    long peak_rss_kib, job_pss_kib;
     double simulated_us;
     unsigned long long tlps, tlp_hops;
     double sim_wall_s;
@@ -128,9 +137,12 @@ static void usage(FILE *out)
             "  (f) p2run --topology sr8000-8x8.topo -n 64 -- fmpl_coll -o allreduce -b 8 -e 8\n"
             "      -n 100 -w 5 -c 0\n"
             "  (g) p2run -n 16 -- mpi_speed -a 1000 -g 20 -s 1M   (MPI; built where MPI is)\n"
+            "  (h) p2run --topology sr8000-8x8x8.topo -n 512 -- fmpl_coll -o barrier,allreduce\n"
+            "      -b 8 -e 8 -n 20 -w 2\n"
             "  --quick            %d ping-pongs, %d ranks x %uK (default %d, %d x %uM);\n"
-            "                     (c), (d), (g) on 4 ranks, (e), (f) on 8 nodes, fewer calls\n"
-            "  --cases LIST       the cases to run, by letter (default all: a to g, (g) where\n"
+            "                     (c), (d), (g) on 4 ranks, (e), (f) on 8 nodes, (h) on 128,\n"
+            "                     fewer calls\n"
+            "  --cases LIST       the cases to run, by letter (default all: a to h, (g) where\n"
             "                     mpi_speed was built)\n"
             "  --pingpongs N      ping-pongs of case (a)\n"
             "  --ranks N          ranks of case (b) (even: partners are rank ^ 1)\n"
@@ -159,7 +171,7 @@ enum {
 
 /* What a refused value of each option is not (NULL: a path, refused empty). */
 static const char *const not_a[OPT_COUNT] = {
-    [OPT_CASES] = "--cases: not a list of case letters a to g:",
+    [OPT_CASES] = "--cases: not a list of case letters a to h:",
     [OPT_PINGPONGS] = "--pingpongs: not a positive count:",
     [OPT_RANKS] = "--ranks: not an even number of ranks from 2:",
     [OPT_SIZE] = "--size: not a size (digits, optional K, M or G):",
@@ -172,7 +184,7 @@ static int check_value(const wl_option *opt, void *context)
     switch (opt - (const wl_option *)context) {
     case OPT_CASES: {
         const char *cases = *(const char **)opt->target;
-        return !*cases || cases[strspn(cases, "abcdefg,")];
+        return !*cases || cases[strspn(cases, "abcdefgh,")];
     }
     case OPT_RANKS: {
         int ranks = *(const int *)opt->target;
@@ -317,7 +329,8 @@ static int read_summary(const char *path, bench_result *r)
  * RSS. Returns the job's exit status, or -1 if it could not start. */
 static int run_job(char *const *argv, const char *log, bench_result *r)
 {
-    return wl_run_job(PROGRAM, argv, log, &r->wall_s, &r->peak_rss_kib, &r->cpu_s);
+    return wl_run_job_sampled(PROGRAM, argv, log, &r->wall_s, &r->peak_rss_kib, &r->cpu_s,
+                              &r->job_pss_kib);
 }
 
 /* ---- The cases ------------------------------------------------------------------ */
@@ -367,7 +380,7 @@ static void build_case(bench_case *c, const char *name, const char *p2run, const
 }
 
 enum { COL_CASE, COL_SIMULATED, COL_WALL, COL_CPU, COL_SLOWDOWN, COL_TLPS, COL_HOPS,
-       COL_HOPS_PER_S, COL_RSS, COL_SIM_WALL, COL_SIM_RSS, COLUMN_COUNT };
+       COL_HOPS_PER_S, COL_RSS, COL_SIM_WALL, COL_SIM_RSS, COL_JOB_MEM, COLUMN_COUNT };
 
 static const wl_column columns[COLUMN_COUNT] = {
     [COL_CASE] = {"case", WL_COLUMN_TEXT, 12, 0},
@@ -381,6 +394,7 @@ static const wl_column columns[COLUMN_COUNT] = {
     [COL_RSS] = {"peak_rss_MB", WL_COLUMN_REAL, 11, 1},
     [COL_SIM_WALL] = {"sim_wall_s", WL_COLUMN_REAL, 10, 3},
     [COL_SIM_RSS] = {"sim_rss_MB", WL_COLUMN_REAL, 10, 1},
+    [COL_JOB_MEM] = {"job_mem_MB", WL_COLUMN_REAL, 10, 1},
 };
 
 static void report_case(wl_report *report, const bench_case *c, const bench_result *r)
@@ -398,6 +412,7 @@ static void report_case(wl_report *report, const bench_case *c, const bench_resu
         [COL_RSS] = {.real = (double)r->peak_rss_kib / KIB_PER_MB},
         [COL_SIM_WALL] = {.real = r->sim_wall_s},
         [COL_SIM_RSS] = {.real = (double)r->sim_rss_kib / KIB_PER_MB},
+        [COL_JOB_MEM] = {.real = (double)r->job_pss_kib / KIB_PER_MB},
     };
     wl_report_row(report, row);
 }
@@ -472,7 +487,7 @@ int main(int argc, char **argv)
         }
     }
 
-    static bench_case cases[7];
+    static bench_case cases[8];
     char pingpongs[16], size[32];
     snprintf(pingpongs, sizeof pingpongs, "%d", o.pingpongs);
     wl_format_size(o.stream_bytes, size, sizeof size);
@@ -487,11 +502,13 @@ int main(int argc, char **argv)
     const char *stream64_args[] = {"-s", o.quick ? "64K" : "1M", NULL};
     const char *fmpl_args[] = {"-o", "allreduce", "-b", "8", "-e", "8", "-n",
                                o.quick ? "10" : "100", "-w", "5", "-c", "0", NULL};
+    const char *fmpl512_args[] = {"-o", "barrier,allreduce", "-b", "8", "-e", "8", "-n", "20", "-w", "2",
+                                  NULL};
     const char *mpi_args[] = {"-a", o.quick ? "100" : "1000", "-g", o.quick ? "2" : "20",
                               "-s", o.quick ? "64K" : "1M", NULL};
     /* The topologies of (e) and (f): $P2_TOPOLOGY_DIR, else the source tree's
      * (this program runs from the build tree, build/workloads). */
-    char topo_dir[PATH_MAX + 32], torus[PATH_MAX + 64], sr8000[PATH_MAX + 64];
+    char topo_dir[PATH_MAX + 32], torus[PATH_MAX + 64], sr8000[PATH_MAX + 64], sr3d[PATH_MAX + 64];
     const char *env_dir = getenv("P2_TOPOLOGY_DIR");
     if (env_dir && *env_dir)
         snprintf(topo_dir, sizeof topo_dir, "%s", env_dir);
@@ -501,6 +518,7 @@ int main(int argc, char **argv)
              o.quick ? "tcamini-ring8.topo" : "torus-2x32.topo");
     snprintf(sr8000, sizeof sr8000, "%s/%s", topo_dir,
              o.quick ? "sr8000-8.topo" : "sr8000-8x8.topo");
+    snprintf(sr3d, sizeof sr3d, "%s/%s", topo_dir, o.quick ? "sr8000-8x8x2.topo" : "sr8000-8x8x8.topo");
     int big = o.quick ? 8 : 64, coll_ranks = o.quick ? 4 : 16;
     build_case(&cases[0], "a-pingpong", p2run, workdir, &o, NULL, 2, "pingpong", workloads,
                pingpong_args);
@@ -516,12 +534,14 @@ int main(int argc, char **argv)
                workloads, fmpl_args);
     build_case(&cases[6], "g-mpi", p2run, workdir, &o, NULL, coll_ranks, "mpi_speed", workloads,
                mpi_args);
+    build_case(&cases[7], "h-sr8000-512", p2run, workdir, &o, sr3d, o.quick ? 128 : 512, "fmpl_coll",
+               workloads, fmpl512_args);
     const int ncases = sizeof cases / sizeof cases[0];
     /* (g) needs the MPI workload, which a build without MPI lacks: asked for
      * by name, that is an error; in the default set, the case is left out. */
     char mpi_speed[PATH_MAX + 16];
     snprintf(mpi_speed, sizeof mpi_speed, "%s/mpi_speed", workloads);
-    static char default_cases[] = "abcdefg";
+    static char default_cases[] = "abcdefh";
     if (!wl_executable(mpi_speed)) {
         if (o.cases && strchr(o.cases, 'g')) {
             fprintf(stderr, PROGRAM ": case (g) needs '%s', which this build lacks (no MPI "
@@ -531,8 +551,7 @@ int main(int argc, char **argv)
             return EXIT_USAGE;
         }
         if (!o.cases) {
-            default_cases[6] = '\0';
-            o.cases = default_cases;
+            o.cases = default_cases; /* every case but (g) */
             fprintf(stderr, PROGRAM ": leaving out case (g): no '%s' (no MPI in this build)\n",
                     mpi_speed);
         }
@@ -559,6 +578,9 @@ int main(int argc, char **argv)
                            "over every link direction");
     wl_report_note(report, "peak_rss_MB: largest process of the job (p2sim or a rank); shared "
                            "arena pages count in each process that touched them");
+    wl_report_note(report, "job_mem_MB: the whole job, every process's proportional set size "
+                           "summed (shared pages once), the largest of samples 50 ms to 1 s "
+                           "apart");
 
     int status = EXIT_OK;
     for (int i = 0; i < ncases && status == EXIT_OK; i++)

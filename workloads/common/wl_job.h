@@ -29,6 +29,12 @@ void wl_show_tail(const char *path, int lines);
  * could not start. */
 int wl_run_job(const char *who, char *const *argv, const char *log, double *wall_s,
                long *peak_rss_kib, double *cpu_s);
+/* The same, and *job_pss_kib: the largest total memory of the whole job seen,
+ * the proportional set sizes (a shared page split among the processes that
+ * map it, so counted once) of it and all its descendants summed, sampled
+ * 50 ms after the start, then at gaps that double up to a second. */
+int wl_run_job_sampled(const char *who, char *const *argv, const char *log, double *wall_s,
+                       long *peak_rss_kib, double *cpu_s, long *job_pss_kib);
 
 #ifdef __cplusplus
 }
