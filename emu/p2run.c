@@ -3,7 +3,7 @@
  *
  *   p2run -n N [--topology FILE] [--map FILE] [--routing POLICY] [--params FILE]
  *         [--clock model|cpu|instructions[=RATE]] [--stall SECONDS]
- *         [--trace FILE] [--stats FILE] [--timeout SECONDS]
+ *         [--trace FILE] [--stats FILE] [--traffic FILE] [--timeout SECONDS]
  *         [--launcher mpirun] [--gpu real|emulated|auto] -- PROGRAM [ARGS...]
  *
  * Creates the job segment (channel.h), starts the simulator (p2sim) and, once it
@@ -150,18 +150,25 @@ static int outputs_distinct(const job_run *jr, const char *topology, const char 
                   {"the --params file", o->params},  {"the program", prog},
                   {"p2run itself", self},            {"the simulator", sim},
                   {"the MPI layer", jr->mpi_layer}};
+    const struct {
+        const char *flag, *path;
+    } outputs[] = {{"--stats", o->stats}, {"--trace", o->trace}, {"--traffic", o->traffic}};
+    const size_t noutputs = sizeof outputs / sizeof outputs[0];
     file_id out, other;
-    if (o->stats && o->trace) {
-        file_identify(o->stats, &out);
-        file_identify(o->trace, &other);
-        if (same_file(&out, &other)) {
-            fprintf(stderr, "p2run: --stats and --trace name the same file ('%s', '%s'); give "
-                            "each its own\n", o->stats, o->trace);
-            return 0;
+    for (size_t a = 0; a < noutputs; a++)
+        for (size_t b = a + 1; b < noutputs && outputs[a].path; b++) {
+            if (!outputs[b].path)
+                continue;
+            file_identify(outputs[a].path, &out);
+            file_identify(outputs[b].path, &other);
+            if (same_file(&out, &other)) {
+                fprintf(stderr, "p2run: %s and %s name the same file ('%s', '%s'); give each its own\n",
+                        outputs[a].flag, outputs[b].flag, outputs[a].path, outputs[b].path);
+                return 0;
+            }
         }
-    }
-    for (int k = 0; k < 2; k++) {
-        const char *flag = k ? "--stats" : "--trace", *path = k ? o->stats : o->trace;
+    for (size_t k = 0; k < noutputs; k++) {
+        const char *flag = outputs[k].flag, *path = outputs[k].path;
         if (!path)
             continue;
         file_identify(path, &out);
@@ -193,7 +200,8 @@ static int check_job(job_run *jr, char *topology, char *sim)
     if ((o->map && !file_readable("--map", o->map)) ||
         (o->params && !file_readable("--params", o->params)) ||
         (o->trace && !file_writable("--trace", o->trace)) ||
-        (o->stats && !file_writable("--stats", o->stats)))
+        (o->stats && !file_writable("--stats", o->stats)) ||
+        (o->traffic && !file_writable("--traffic", o->traffic)))
         return P2RUN_USAGE;
     if (!program_runnable("program", o->program[0]))
         return P2RUN_NOEXEC;

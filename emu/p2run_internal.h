@@ -58,7 +58,7 @@ enum {
 
 typedef struct options {
     int nranks;
-    const char *topology, *map, *routing, *params, *clock, *trace, *stats, *launcher, *gpu;
+    const char *topology, *map, *routing, *params, *clock, *trace, *stats, *traffic, *launcher, *gpu;
     double timeout_s;
     double stall_s; /* --stall: 0 never */
     char **program; /* PROGRAM ARGS..., NULL-terminated */

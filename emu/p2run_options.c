@@ -34,7 +34,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: p2run -n N [--topology FILE] [--map FILE] [--routing POLICY] [--params FILE]\n"
             "             [--clock model|cpu|instructions[=RATE]] [--stall SECONDS]\n"
-            "             [--trace FILE] [--stats FILE] [--timeout SECONDS]\n"
+            "             [--trace FILE] [--stats FILE] [--traffic FILE] [--timeout SECONDS]\n"
             "             [--launcher mpirun] [--gpu real|emulated|auto] -- PROGRAM [ARGS...]\n"
             "Runs PROGRAM as N ranks of a virtual PEACH2 cluster simulated by p2sim.\n"
             "  -n N               ranks (1..%d), one per node of the topology\n"
@@ -54,6 +54,8 @@ static void usage(FILE *out)
             "                     60; 0: never)\n"
             "  --trace FILE       Chrome-trace / Perfetto JSON of every TLP\n"
             "  --stats FILE       per-link and per-chip statistics as JSON\n"
+            "  --traffic FILE     every transfer the networks carry (time, source and\n"
+            "                     destination node, bytes) as CSV, for p2map\n"
             "  --timeout SECONDS  end the job (status 124) after this much wall time,\n"
             "                     the simulator's start-up included\n"
             "  --launcher mpirun  start the ranks with Open MPI's mpirun\n"
@@ -167,6 +169,7 @@ int parse_options(int argc, char **argv, options *o)
         {"--stall", WL_OPTION_STRING, &stall, "SECONDS", NULL},
         {"--trace", WL_OPTION_STRING, &o->trace, "FILE", NULL},
         {"--stats", WL_OPTION_STRING, &o->stats, "FILE", NULL},
+        {"--traffic", WL_OPTION_STRING, &o->traffic, "FILE", NULL},
         {"--launcher", WL_OPTION_STRING, &o->launcher, "mpirun", NULL},
         {"--gpu", WL_OPTION_STRING, &o->gpu, "MODE", NULL},
         {"-n", WL_OPTION_STRING, &n, "N", NULL},

@@ -335,7 +335,7 @@ void build_sim_argv(job_run *jr, const char *sim, const char *topology, char **a
     argv[a++] = stall;
     const char *pairs[][2] = {{"--map", jr->opt.map},       {"--routing", jr->opt.routing},
                               {"--params", jr->opt.params}, {"--trace", jr->opt.trace},
-                              {"--stats", jr->opt.stats}};
+                              {"--stats", jr->opt.stats},   {"--traffic", jr->opt.traffic}};
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
         if (pairs[i][1]) {
             argv[a++] = (char *)pairs[i][0];

@@ -375,6 +375,10 @@ void Hca::start_now(const ib_wqe& w, sc_time doorbell) {
     return;
   }
   m.msn = ++msn_to_[w.dest_node];
+  if (traffic_ && w.dest_node != node_) {
+    const bool read = w.opcode == IB_OP_RDMA_READ;
+    traffic_->on_transfer(read ? w.dest_node : node_, read ? node_ : w.dest_node, w.length, "ib", "-", "-");
+  }
   const std::vector<IbPart> parts = ib_plan_parts(config_, w, next_rail_);
   m.parts = static_cast<unsigned>(parts.size());
   m.last_rail = parts.back().rail;

@@ -37,6 +37,7 @@
 
 #include <systemc>
 
+#include "core/traffic.h"
 #include "core/agenda.h"
 #include "ib/config.h"
 #include "ib/connections.h"
@@ -73,6 +74,9 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
   uint64_t reg_peek(uint64_t offset) const;
   void set_change_observer(std::function<void()> f) { observer_ = std::move(f); }
   const HcaStats& stats() const { return stats_; }
+  // Each message accepted is a transfer: to its destination, or from it for
+  // an RDMA read (its data comes back).
+  void set_traffic_observer(TrafficObserver* observer) { traffic_ = observer; }
   uint64_t tlps_created() const { return tlps_created_; }
   // Why nothing moves here, or "" (diagnosis when the simulation stalls).
   std::string describe_stall() const;
@@ -139,6 +143,7 @@ class Hca : public sc_core::sc_module, public LinkClient, public IbClient {
   void changed() { if (observer_) observer_(); }
 
   unsigned node_, nodes_;
+  TrafficObserver* traffic_ = nullptr;
   IbConfig config_;
   LinkPort* pcie_ = nullptr;
   std::array<IbPort*, IB_PORTS> rails_{};

@@ -213,4 +213,8 @@ std::string IbNetwork::describe_stall() {
   return "";
 }
 
+void IbNetwork::set_traffic_observer(TrafficObserver* observer) {
+  for (auto& h : hcas_) h->set_traffic_observer(observer);
+}
+
 }  // namespace p2

@@ -51,6 +51,7 @@ class IbNetwork : public Network {
   void write_node_table(std::ostream& out) const override;
   void write_node_json(std::ostream& out, unsigned node) const override;
   std::string describe_stall() override;
+  void set_traffic_observer(TrafficObserver* observer) override;
 
   Hca& hca(unsigned n) { return *hcas_[n]; }
   IbSwitch& rail_switch(unsigned rail) { return *switches_[rail]; }

@@ -240,6 +240,11 @@ void Dmac::decode(unsigned c) {
   ch.block = 0;
   ch.block_offset = 0;
   ch.phase = Phase::Transfer;
+  // validate() has placed the source on this node.
+  if (traffic_ && p2_addr_node(ch.desc.dst) != node_)
+    traffic_->on_transfer(node_, p2_addr_node(ch.desc.dst), uint64_t{ch.desc.length} * ch.blocks, "peach2",
+                          p2_addr_window(ch.desc.src) == P2_WIN_GPU ? "gpu" : "host",
+                          p2_addr_window(ch.desc.dst) == P2_WIN_GPU ? "gpu" : "host");
   kick();
 }
 

@@ -25,6 +25,7 @@
 
 #include <systemc>
 
+#include "core/traffic.h"
 #include "peach2/registers.h"
 #include "peach2/router.h"
 #include "peach2_hw.h"
@@ -52,6 +53,8 @@ class Dmac : public sc_core::sc_module, public TlpSink {
 
   void accept(TlpPtr completion) override;
   const DmacStats& stats() const { return stats_; }
+  // Each descriptor whose data goes to another node is a transfer.
+  void set_traffic_observer(TrafficObserver* observer) { traffic_ = observer; }
 
  private:
   enum class Phase { Idle, Fetch, Decode, Transfer };
@@ -127,6 +130,7 @@ class Dmac : public sc_core::sc_module, public TlpSink {
   p2_error validate(const p2_desc& d) const;
 
   unsigned node_, nnodes_;
+  TrafficObserver* traffic_ = nullptr;
   const DmacConfig& config_;
   ChipClock clock_;
   Router& router_;

@@ -231,4 +231,11 @@ std::string Peach2Network::describe_stall() {
   return describe_credit_cycle(*this, static_cast<unsigned>(chips_.size()));
 }
 
+void Peach2Network::set_traffic_observer(TrafficObserver* observer) {
+  for (auto& chip : chips_) {
+    chip->dmac().set_traffic_observer(observer);
+    chip->pio().set_traffic_observer(observer, chip->node());
+  }
+}
+
 }  // namespace p2

@@ -52,6 +52,7 @@ class Peach2Network : public Network {
   void write_node_table(std::ostream& out) const override;
   void write_node_json(std::ostream& out, unsigned node) const override;
   std::string describe_stall() override;
+  void set_traffic_observer(TrafficObserver* observer) override;
 
   Peach2& chip(unsigned n) { return *chips_[n]; }
   const RouteTable& routes() const { return routes_; }

@@ -31,6 +31,8 @@ void PioWindow::on_translated() {
       continue;
     }
     ++stores_;
+    if (traffic_ && p2_addr_node(target) != node_)
+      traffic_->on_transfer(node_, p2_addr_node(target), tlp->length, "peach2", "cpu", "host");
     tlp->addr = target;
     router_.inject(Xbar::Pio, std::move(tlp));
   }

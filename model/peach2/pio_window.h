@@ -6,6 +6,7 @@
 
 #include <systemc>
 
+#include "core/traffic.h"
 #include "peach2/router.h"
 #include "core/clock.h"
 #include "peach2/config.h"
@@ -19,6 +20,11 @@ class PioWindow : public sc_core::sc_module, public TlpSink {
   void accept(TlpPtr tlp) override;
   uint64_t stores() const { return stores_; }
   uint64_t dropped() const { return dropped_; }
+  // Each store forwarded to another node is a transfer from `node`.
+  void set_traffic_observer(TrafficObserver* observer, unsigned node) {
+    traffic_ = observer;
+    node_ = node;
+  }
 
  private:
   void on_translated();
@@ -28,6 +34,8 @@ class PioWindow : public sc_core::sc_module, public TlpSink {
   Router& router_;
   TimedQueue<TlpPtr> stage_;
   uint64_t stores_ = 0, dropped_ = 0;
+  TrafficObserver* traffic_ = nullptr;
+  unsigned node_ = 0;
 };
 
 }  // namespace p2

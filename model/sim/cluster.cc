@@ -10,6 +10,7 @@
 #include "core/scheduler.h"
 #include "sr8000/network.h"
 #include "stats/trace.h"
+#include "stats/traffic_log.h"
 
 namespace p2 {
 
@@ -108,6 +109,19 @@ std::string Cluster::finish_trace() {
   }
   std::string error = trace_->close();
   trace_.reset();
+  return error;
+}
+
+void Cluster::enable_traffic(const std::string& path) {
+  traffic_ = std::make_unique<TrafficLog>(path);
+  for (auto& net : networks_) net->set_traffic_observer(traffic_.get());
+}
+
+std::string Cluster::finish_traffic() {
+  if (!traffic_) return "";
+  for (auto& net : networks_) net->set_traffic_observer(nullptr);
+  std::string error = traffic_->close();
+  traffic_.reset();
   return error;
 }
 

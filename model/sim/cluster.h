@@ -82,6 +82,10 @@ class Cluster {
   void enable_trace(const std::string& path);
   // Closes the trace: "" when it was written whole, else why not.
   std::string finish_trace();
+  // Records every transfer the networks' units start to a CSV file
+  // (stats/traffic_log.h); finish_traffic closes it as finish_trace does.
+  void enable_traffic(const std::string& path);
+  std::string finish_traffic();
 
  private:
   Topology topo_;
@@ -90,6 +94,7 @@ class Cluster {
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Network>> networks_;
   std::unique_ptr<struct TraceWriter> trace_;
+  std::unique_ptr<struct TrafficLog> traffic_;
 };
 
 }  // namespace p2

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/traffic.h"
 #include "pcie/link.h"
 
 namespace p2 {
@@ -31,6 +32,9 @@ class Network {
   // network can never move (a credit deadlock), in one line; "" if none are
   // stuck there.
   virtual std::string describe_stall() = 0;
+  // Tells `observer` (nullptr: no one) of every transfer the network's units
+  // start from now on.
+  virtual void set_traffic_observer(TrafficObserver* observer) = 0;
 };
 
 }  // namespace p2

@@ -6,8 +6,13 @@
 //
 //   p2sim --job SHM_NAME --topology FILE [--map FILE] [--routing POLICY]
 //         [--params FILE] [--clock model|cpu|instructions[=RATE]]
-//         [--stall SECONDS] [--trace FILE] [--stats FILE]
+//         [--stall SECONDS] [--trace FILE] [--stats FILE] [--traffic FILE]
 //   p2sim --list-params [--params FILE]
+//   p2sim --routes FILE --topology FILE [--routing POLICY] [--params FILE]
+//
+// --traffic: every transfer the networks' units start, as CSV
+// (stats/traffic_log.h). --routes: the topology's PEACH2 cables and routes as
+// JSON (write_routes_json, topo/topology.h), for p2map; no job.
 //
 // Exit status: 0 every rank finished; 2 a bad flag or input file (the message
 // names it, "file:line: reason"), or a --stats or --trace file that could not
@@ -43,6 +48,7 @@
 #include "channel.h"
 #include "shm_guard.h"
 #include "wl_options.h"
+#include "sr8000/config.h"
 #include "sim/cluster.h"
 #include "sim/frontend.h"
 #include "core/params.h"
@@ -67,6 +73,7 @@ void on_dump(int) { g_dump = 1; }
 
 struct Options {
   std::string job, topology, map, routing = "ring-split", params, clock = "model", trace, stats;
+  std::string traffic, routes;
   std::string rate;     // --clock instructions=RATE: instructions_per_ns
   double stall_s = 60;  // --stall: host seconds without progress (0: never)
   bool list_params = false;
@@ -77,7 +84,7 @@ struct Options {
 std::string parse_options(int argc, char** argv, Options& o) {
   const char *job = nullptr, *topology = nullptr, *map = nullptr, *routing = nullptr,
              *params = nullptr, *clock = nullptr, *trace = nullptr, *stats = nullptr,
-             *stall = nullptr;
+             *stall = nullptr, *traffic = nullptr, *routes = nullptr;
   int list_params = 0;
   const wl_option flags[] = {{"--job", WL_OPTION_STRING, &job, "SHM_NAME", nullptr},
                              {"--topology", WL_OPTION_STRING, &topology, "FILE", nullptr},
@@ -89,6 +96,8 @@ std::string parse_options(int argc, char** argv, Options& o) {
                              {"--stall", WL_OPTION_STRING, &stall, "SECONDS", nullptr},
                              {"--trace", WL_OPTION_STRING, &trace, "FILE", nullptr},
                              {"--stats", WL_OPTION_STRING, &stats, "FILE", nullptr},
+                             {"--traffic", WL_OPTION_STRING, &traffic, "FILE", nullptr},
+                             {"--routes", WL_OPTION_STRING, &routes, "FILE", nullptr},
                              {"--list-params", WL_OPTION_FLAG, &list_params, nullptr, nullptr}};
   // A second one would silently replace the first.
   const wl_args args = {WL_SYNTAX_LONG_EQUALS | WL_SYNTAX_ONCE, flags, std::size(flags), nullptr,
@@ -105,7 +114,8 @@ std::string parse_options(int argc, char** argv, Options& o) {
   }
   const std::pair<const char*, std::string*> given[] = {
       {job, &o.job},       {topology, &o.topology}, {map, &o.map},     {routing, &o.routing},
-      {params, &o.params}, {clock, &o.clock},       {trace, &o.trace}, {stats, &o.stats}};
+      {params, &o.params}, {clock, &o.clock},       {trace, &o.trace}, {stats, &o.stats},
+      {traffic, &o.traffic}, {routes, &o.routes}};
   for (const auto& [value, field] : given)
     if (value) *field = value;
   o.list_params = list_params != 0;
@@ -122,7 +132,8 @@ std::string parse_options(int argc, char** argv, Options& o) {
     if (errno || end == stall || *end || !(o.stall_s >= 0))
       return "--stall: '" + std::string(stall) + "' is not a number of seconds (0: never)";
   }
-  if (!o.list_params && o.job.empty()) return "--job is required (p2sim is started by p2run)";
+  if (!o.list_params && o.routes.empty() && o.job.empty())
+    return "--job is required (p2sim is started by p2run)";
   if (!o.list_params && o.topology.empty()) return "--topology is required";
   return "";
 }
@@ -163,7 +174,39 @@ int finish_outputs(p2::Cluster& cluster, std::ofstream& stats, const Options& op
     std::cerr << "p2sim: --trace: " << error << "\n";
     if (status == 0) status = kConfigStatus;
   }
+  if (std::string error = cluster.finish_traffic(); !error.empty()) {
+    std::cerr << "p2sim: --traffic: " << error << "\n";
+    if (status == 0) status = kConfigStatus;
+  }
   return status;
+}
+
+// --routes: the topology's cables and routes for p2map (no job).
+int write_routes(const Options& opt) {
+  try {
+    p2::Params params;
+    if (!opt.params.empty()) p2::load_params_file(params, opt.params);
+    p2::check_params(params, opt.params);
+    const p2::Topology topo = p2::load_topology(opt.topology, params);
+    const p2::RoutingPolicy policy = p2::parse_routing_policy(opt.routing);
+    std::ofstream out(opt.routes);
+    if (!out) throw p2::ConfigError("--routes", 0, "cannot write '" + opt.routes + "': " + std::strerror(errno));
+    const bool sr8000 = std::any_of(topo.devices.begin(), topo.devices.end(),
+                                    [](const p2::TopoDevice& d) { return d.kind == "sr8000"; });
+    if (sr8000)
+      p2::write_sr8000_routes_json(out, topo, params);
+    else
+      p2::write_routes_json(out, topo, policy, params);
+    out.close();
+    if (!out) throw p2::ConfigError("--routes", 0, "writing '" + opt.routes + "' failed");
+  } catch (const p2::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return kConfigStatus;
+  } catch (const std::logic_error& e) {  // no PEACH2 routing for this topology
+    std::cerr << "p2sim: --routes: " << opt.topology << ": " << e.what() << "\n";
+    return kConfigStatus;
+  }
+  return 0;
 }
 
 // The job segment's end of the simulator's life: ranks and p2run stop waiting
@@ -211,6 +254,8 @@ int sc_main(int argc, char** argv) {
     std::cout << p2::params_markdown(params);
     return 0;
   }
+
+  if (!opt.routes.empty()) return write_routes(opt);
 
   char err[256];
   JobEnd job_end;
@@ -319,6 +364,7 @@ int sc_main(int argc, char** argv) {
 
     cluster = std::make_unique<p2::Cluster>(topo, params, policy, memory);
     if (!opt.trace.empty()) cluster->enable_trace(opt.trace);
+    if (!opt.traffic.empty()) cluster->enable_traffic(opt.traffic);
   } catch (const p2::ConfigError& e) {
     std::cerr << e.what() << "\n";
     job_end.end(kConfigStatus);
@@ -343,9 +389,7 @@ int sc_main(int argc, char** argv) {
   // A link's payload rate with MPS-sized TLPs (4-DW headers: the cluster's bus
   // addresses are above 4 GiB), for the collectives' cost model; the model
   // itself serialises every TLP (pcie/link.h).
-  job->link_payload_Bps = params.pcie_lanes * params.pcie_gtps * params.pcie_encoding / 8.0 *
-                          1e9 * params.max_payload_bytes /
-                          (params.max_payload_bytes + params.tlp_framing_bytes + 16.0);
+  job->link_payload_Bps = p2::link_payload_Bps(params);
   job->host_read_Bps = p2_gbps_Bps(params.host_read_gbps);
   job->gpu_read_Bps = p2_gbps_Bps(params.gpu_read_gbps);
   p2_st_sc(&job->sim_pid, static_cast<int32_t>(getpid()));

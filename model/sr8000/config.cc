@@ -61,6 +61,19 @@ bool Sr8000Config::in_group(uint64_t group, unsigned node) const {
   return true;
 }
 
+std::vector<Sr8000Config::Hop> Sr8000Config::hops(unsigned src, unsigned dst) const {
+  std::vector<Hop> out;
+  unsigned at = src, c = col(src), r = row(src), k = plane(src);
+  for (unsigned d = 0; d < dims(); ++d) {
+    if (coord(at, d) == coord(dst, d)) continue;
+    (d == 0 ? c : d == 1 ? r : k) = coord(dst, d);
+    const unsigned next = node_at(c, r, k);
+    out.push_back({d, at, next});
+    at = next;
+  }
+  return out;
+}
+
 bool Sr8000Config::group_fits(uint64_t group) const {
   for (unsigned d = 0; d < 3; ++d)
     if (SR_GROUP_FIRST(group, d) + SR_GROUP_COUNT(group, d) > extent(d)) return false;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include <systemc>
 
@@ -41,10 +43,23 @@ struct Sr8000Config {
   // `group`: an SR_GROUP_BOX. Whether `node` lies in it, and whether the
   // whole box lies in the grid.
   bool in_group(uint64_t group, unsigned node) const;
+  // A unicast's way in dimension order (x, then y, then z): for each
+  // dimension in which `dst` differs, the crossbar of that dimension from
+  // node `from` to node `to` (the next turn, or `dst`).
+  struct Hop {
+    unsigned dim, from, to;
+  };
+  std::vector<Hop> hops(unsigned src, unsigned dst) const;
   bool group_fits(uint64_t group) const;
   // Time to clock `bytes` onto a link, and for the NIA to read them from memory.
   sc_core::sc_time on_link(uint64_t bytes) const;
   sc_core::sc_time mem_read(uint64_t bytes) const;
 };
+
+// For placement tools (p2sim --routes): the topology's SR8000 links, each a
+// one-way cable, and every unicast route as the links it crosses, in the
+// JSON form of write_routes_json (topo/topology.h). Throws ConfigError on a
+// shape the SR8000 cannot have.
+void write_sr8000_routes_json(std::ostream& out, const Topology& topo, const Params& params);
 
 }  // namespace p2

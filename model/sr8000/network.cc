@@ -162,15 +162,9 @@ unsigned Sr8000Network::xbar_of(unsigned dim, unsigned n) const {
 
 std::vector<SrLink*> Sr8000Network::route(unsigned src, unsigned dst) const {
   std::vector<SrLink*> out;
-  unsigned at = src;
-  unsigned c = config_.col(src), r = config_.row(src), k = config_.plane(src);
-  for (unsigned d = 0; d < config_.dims(); ++d) {
-    if (config_.coord(at, d) == config_.coord(dst, d)) continue;
-    (d == 0 ? c : d == 1 ? r : k) = config_.coord(dst, d);
-    const unsigned next = config_.node_at(c, r, k);
-    out.push_back(up_[d][at].get());
-    out.push_back(down_[d][next].get());
-    at = next;
+  for (const Sr8000Config::Hop& h : config_.hops(src, dst)) {
+    out.push_back(up_[h.dim][h.from].get());
+    out.push_back(down_[h.dim][h.to].get());
   }
   return out;
 }
@@ -265,6 +259,10 @@ void Sr8000Network::write_node_json(std::ostream& out, unsigned i) const {
     first = false;
   }
   out << "}";
+}
+
+void Sr8000Network::set_traffic_observer(TrafficObserver* observer) {
+  for (auto& nia : nias_) nia->set_traffic_observer(observer);
 }
 
 }  // namespace p2

@@ -66,6 +66,7 @@ class Sr8000Network : public Network, public SrFabric {
   void write_node_json(std::ostream& out, unsigned node) const override;
   // Links whose packets wait for buffer space that never frees ("" if none).
   std::string describe_stall() override;
+  void set_traffic_observer(TrafficObserver* observer) override;
 
   const Sr8000Config& config() const { return config_; }
   Nia& nia(unsigned n) { return *nias_[n]; }

@@ -199,6 +199,10 @@ void Nia::run_tcw(const Kick& k, const sr_tcw& t) {
   std::vector<SrLink*> route =
       k.broadcast ? net_.broadcast_route(node_) : net_.route(node_, t.dst_node);
   if (k.broadcast) stats_.broadcasts_sent++;
+  if (traffic_)
+    for (unsigned n = 0; n < config_.nodes; ++n)
+      if (n != node_ && (k.broadcast ? config_.in_group(group_[t.dst_node], n) : n == t.dst_node))
+        traffic_->on_transfer(node_, n, t.size, "sr8000", "host", "host");
   sc_time last_inject = t0;
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t from = i * pkt;

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "core/traffic.h"
 #include "host/host.h"
 #include "core/agenda.h"
 #include "sr8000/config.h"
@@ -85,6 +86,8 @@ class Nia : public SrSink {
   void barrier_released(unsigned color, unsigned status);
 
   const SrNiaStats& stats() const { return stats_; }
+  // Each TCW sent is a transfer (a broadcast: one to each member).
+  void set_traffic_observer(TrafficObserver* observer) { traffic_ = observer; }
   // What a CPU waiting on the memory word at `addr` waits for, in the NIA's
   // terms ("" when the word is none of its): a TCW's status, or a word of a
   // remote-DMA area (which only a remote write changes).
@@ -119,6 +122,7 @@ class Nia : public SrSink {
   }
 
   unsigned node_;
+  TrafficObserver* traffic_ = nullptr;
   const Sr8000Config& config_;
   Host& host_;
   Agenda& agenda_;

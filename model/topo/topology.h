@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,6 +109,19 @@ RouteTable build_routes(const Topology& topo, RoutingPolicy policy);
 // The nodes a packet visits from `from` to `to` following the tables.
 std::vector<unsigned> route_path(const Topology& topo, const RouteTable& routes, unsigned from,
                                  unsigned to);
+
+// For placement tools (p2sim --routes, p2map): the topology's PEACH2 cables
+// (each with its payload rate in bytes per second: `link_Bps` scaled by its
+// lanes and rate overrides), each route as the directed cables it crosses
+// (2 * cable + 0 from the cable's `a` end, + 1 from its `b` end; null where
+// no cable path joins two nodes), a hop's latency, the rates at which GPU
+// and host memory serve the boards' reads and writes, and whether the cables
+// are exactly a generated ring or 2-row torus without overrides (every node
+// alike: a placement's rotations cost the same). JSON, one object.
+void write_routes_json(std::ostream& out, const Topology& topo, RoutingPolicy policy, const Params& params);
+// A PEACH2 link's payload rate with MPS-sized TLPs (4-DW headers), bytes per
+// second, for models of the model (collectives' cost model, p2map).
+double link_payload_Bps(const Params& link);
 
 // Rank-to-node mapping file: `RANK NODE` per line, `#` comments. Every rank
 // 0..nranks-1 exactly once; nodes < nnodes and distinct. Throws ConfigError.
