@@ -1,5 +1,5 @@
 # What `cmake --install` puts under the prefix, and the Debian package (cpack):
-#   bin/                       p2run, p2sim
+#   bin/                       p2run, p2sim, p2map
 #   lib/                       libp2tca.so (lib/CMakeLists.txt), pkgconfig/p2tca.pc,
 #                              cmake/peach2sim/ (find_package(peach2sim): peach2sim::p2tca)
 #   include/peach2sim/         tca-api.h, p2.h and what they include
@@ -12,6 +12,9 @@ foreach(tool p2run p2sim)
     install(TARGETS ${tool} EXPORT peach2simTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()
 endforeach()
+# p2map as the source has it: its build-tree paths stay unset, so it finds
+# p2run and p2sim beside itself.
+install(PROGRAMS ${P2_SOURCE_DIR}/emu/p2map.py DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME p2map)
 install(DIRECTORY ${P2_SOURCE_DIR}/topologies/ DESTINATION ${P2_INSTALL_DATADIR}/topologies)
 file(GLOB P2_PLOT_SCRIPTS CONFIGURE_DEPENDS ${P2_SOURCE_DIR}/plots/*.py)
 install(PROGRAMS ${P2_PLOT_SCRIPTS} DESTINATION ${P2_INSTALL_DATADIR}/plots)
