@@ -29,7 +29,7 @@ export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 cd "$TMP"
 
 # ---- 1. Layout ----------------------------------------------------------------
-for f in bin/p2run bin/p2sim lib/libp2tca.so include/peach2sim/tca-api.h include/peach2sim/p2.h \
+for f in bin/p2run bin/p2sim bin/p2map lib/libp2tca.so include/peach2sim/tca-api.h include/peach2sim/p2.h \
          include/peach2sim/tca_version.h lib/pkgconfig/p2tca.pc \
          lib/cmake/peach2sim/peach2simConfig.cmake lib/cmake/peach2sim/peach2simConfigVersion.cmake \
          share/peach2sim/topologies/hapacs-tca-2x8.topo share/peach2sim/plots/pingpong.py; do
@@ -80,6 +80,11 @@ run pkgconfig LD_LIBRARY_PATH="$PFX/lib" "$PFX/bin/p2run" -n 2 -- ./outside_pc
 expect_ok pkgconfig "peach2sim $VERSION"
 run cmake "$PFX/bin/p2run" -n 2 -- ./cm/outside
 expect_ok cmake "peach2sim $VERSION"
+# The installed p2map finds p2run, p2sim and the topology beside itself.
+"$PFX/bin/p2map" search -n 2 --budget 2 -o "$TMP/best.map" -- ./cm/outside > p2map.out 2> p2map.err ||
+    fail "p2map: status $?: $(cat p2map.err)"
+grep -q "^# best: " p2map.out || fail "p2map printed no result: $(cat p2map.out p2map.err)"
+grep -q "^1 [0-9]" "$TMP/best.map" || fail "p2map wrote no mapping: $(cat "$TMP/best.map")"
 
 # ---- 4. How p2run finds the simulator and the topology ---------------------------
 mkdir -p "$PFX/libexec/peach2sim" elsewhere topos
