@@ -1,6 +1,6 @@
 // network.h - one interconnect of the cluster: a device in every node and
-// what joins them (PEACH2 boards cabled into a torus or ring; later an
-// InfiniBand rail, an SR8000 crossbar). The cluster builds one Network per
+// what joins them (PEACH2 boards cabled into a torus or ring, a dual-rail
+// InfiniBand fabric, the SR8000's crossbars). The cluster builds one Network per
 // `device` line of the topology; a new device type is a unit folder plus one
 // implementation of this and of NodeDevice.
 #pragma once

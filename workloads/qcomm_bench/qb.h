@@ -1,7 +1,8 @@
 /*
- * qb.h - what qcomm_bench's two parts share: its options, the buffers
- * (tcaMalloc: GPU memory, or host memory with -H), the reduction of a time
- * over the ranks, and the halo pattern (qb_halo.c).
+ * qb.h - what qcomm_bench's parts share: its options, the buffers
+ * (tcaMalloc: GPU memory, or host memory with -H) and the reduction of a
+ * time over the ranks (qb_common.c, which both use), and the halo pattern
+ * (qb_halo.c, which the ping-pong's qcomm_bench.c runs).
  *
  * Depends on qcomm.h, wl_options.h, wl_report.h.
  */

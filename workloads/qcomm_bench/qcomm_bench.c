@@ -52,37 +52,6 @@ static double wall_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void *qb_alloc(const qb_config *c, size_t bytes)
-{
-    void *p = NULL;
-    WL_TCA(tcaMalloc(&p, bytes, c->host ? tcaMemoryCPU : tcaMemoryGPU));
-    return p;
-}
-
-void qb_free(const qb_config *c, void *p) { WL_TCA(tcaFree(p, c->host ? tcaMemoryCPU : tcaMemoryGPU)); }
-
-static double over_ranks(double value, int max)
-{
-    if (mpi_up) {
-        double out = 0;
-        MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, max ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
-        return out;
-    }
-    int size = p2_size();
-    double *all = malloc((size_t)size * sizeof *all);
-    if (!all)
-        WL_TCA(TCA_ERROR_OUT_OF_MEMORY);
-    WL_TCA(p2_exchange(&value, all, sizeof value));
-    double out = all[0];
-    for (int r = 1; r < size; r++)
-        out = max ? (all[r] > out ? all[r] : out) : out + all[r];
-    free(all);
-    return out;
-}
-
-double qb_max_over_ranks(double value) { return over_ranks(value, 1); }
-double qb_sum_over_ranks(double value) { return over_ranks(value, 0); }
-
 /* ---- Ping-pong ---------------------------------------------------------------- */
 
 enum { COL_TRANSPORT, COL_BYTES, COL_ITERS, COL_LATENCY, COL_BANDWIDTH, COL_WRONG, COL_WALL,

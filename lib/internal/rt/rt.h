@@ -1,7 +1,7 @@
 /*
  * rt.h - the rank runtime: what every layer of a rank process shares (the
- * TCA library, the collectives, device backends, and the MPI and CUDA layers
- * to come): the rank's identity, its node's memory, the virtual clock with
+ * TCA library, the collectives, the device backends, FMPL, the MPI layer and
+ * the emulated CUDA runtime): the rank's identity, its node's memory, the virtual clock with
  * the charging of modelled costs, and the channel to the simulator. One per
  * process; device-agnostic.
  *
