@@ -185,7 +185,8 @@ void Cluster::write_stats_json(std::ostream& out, const ProcessStats* process,
     out << "  \"program\": {\"clock\": \"" << work->clock << "\", \"cpu_s\": " << total
         << ", \"largest_rank\": " << most_rank << ", \"largest_cpu_s\": " << most
         << ", \"instructions\": " << work->instructions << ", \"charged_s\": " << work->charged_s
-        << ", \"rank_cpu_s\": [";
+        << ", \"answers\": " << work->answers << ", \"answered_at_stamp\": " << work->answered_at_stamp
+        << ", \"decided_when_asked\": " << work->decided_when_asked << ", \"rank_cpu_s\": [";
     for (size_t i = 0; i < work->rank_cpu_s.size(); i++) out << (i ? ", " : "") << work->rank_cpu_s[i];
     out << "]},\n";
   }

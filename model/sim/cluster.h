@@ -45,6 +45,12 @@ struct ProgramWork {
   std::vector<double> rank_cpu_s;  // host CPU time per rank
   uint64_t instructions = 0;       // --clock=instructions: user-mode instructions, all ranks
   double charged_s = 0;            // simulated time charged for it, all ranks
+  // The hand-overs back to the ranks (every answer wakes one), and how many
+  // were settled before the model had to run: answered at the request's own
+  // stamp, and of those, asked when the model had already reached that
+  // stamp (a rank that could read the simulator's committed time and the
+  // memory as of it would have needed no hand-over).
+  uint64_t answers = 0, answered_at_stamp = 0, decided_when_asked = 0;
 };
 
 class Cluster {

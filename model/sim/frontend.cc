@@ -451,6 +451,9 @@ void Frontend::answer(Rank& r, int32_t status, uint64_t value) {
   if (clock_ == P2_CLOCK_CPU) p2_st_sc(&r.channel->clock_pub, P2_CLOCK_UNKNOWN);
   p2_chan_answer(r.channel, r.wait.seq, status, value, t);
   answered_ = true;
+  answers_++;
+  answered_at_stamp_ += t == r.wait.stamp;
+  decided_when_asked_ += t == r.wait.stamp && r.wait.admitted_at >= t;
   // From inside the model's activity: stop this run at the end of the
   // instant, so advance_through() returns there.
   sched_.pause();

@@ -135,6 +135,7 @@ class Frontend {
     uint32_t op = 0, seq = 0, flags = 0;
     unsigned dev = 0, bar = 0;  // device requests: which device of the node, which BAR
     uint64_t stamp = 0, a = 0, b = 0, c = 0;
+    uint64_t admitted_at = 0;        // the model's time when it was drained
     uint64_t deadline = UINT64_MAX;  // WAIT_MEM with P2_CHAN_WAIT_DEADLINE
     // WAIT_MEM with P2_CHAN_WAIT_ALSO: the second word (p2_chan_wait_data),
     // in the memory of rank also_rank's node, also_node
@@ -310,6 +311,7 @@ class Frontend {
   // Waits on a second word (P2_CHAN_WAIT_ALSO) started; memory writes look
   // for them only while there may be one, and recount them as they look.
   unsigned also_waits_ = 0;
+  uint64_t answers_ = 0, answered_at_stamp_ = 0, decided_when_asked_ = 0;  // ProgramWork
   uint32_t lanes_taken_ = 0;    // job->lanes_taken when thread lanes were last looked for
   bool answered_ = false;       // an answer was given in the current instant
   bool faulted_ = false;        // fault() ended the job

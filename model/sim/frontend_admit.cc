@@ -180,6 +180,7 @@ void Frontend::poll_ranks() {
         }
       }
       if (!admit(r, q, r.tail)) return;
+      q.admitted_at = now_ps();
       // A poller that calls runs as any lane; its rank's pollers may see
       // what this lane did (frontend.h, "Pollers").
       r.floating = r.settling = false;

@@ -242,6 +242,9 @@ void Frontend::explain_stall(std::ostream& out) const {
 ProgramWork Frontend::program_work() const {
   ProgramWork w;
   w.clock = clock_ == P2_CLOCK_CPU ? "cpu" : clock_ == P2_CLOCK_INSTRUCTIONS ? "instructions" : "model";
+  w.answers = answers_;
+  w.answered_at_stamp = answered_at_stamp_;
+  w.decided_when_asked = decided_when_asked_;
   unsigned nranks = 0;
   for (const Rank& r : ranks_) nranks = std::max(nranks, r.owner + 1);
   w.rank_cpu_s.assign(nranks, 0.0);

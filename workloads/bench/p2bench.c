@@ -55,6 +55,16 @@
  *                    (a shared page split among the processes that map it,
  *                    so counted once), sampled at gaps that grow from 50 ms
  *                    to a second (a job shorter than 50 ms shows 0)
+ *   answers          p2sim's answers to the ranks' blocking requests: each a
+ *                    hand-over from the simulator to a rank (summary
+ *                    "program": "answers")
+ *   at_stamp         of them, those answered at the request's own stamp (its
+ *                    condition already held then: "answered_at_stamp")
+ *   decided          of those, the ones asked when the model had already reached
+ *                    the answer's time ("decided_when_asked": no hand-over
+ *                    would be needed if a rank could read its answer)
+ *   cpu_us_per_answer  cpu_s / answers: what the job's CPU spends per
+ *                    hand-over (futex_pingpong has the bare floor)
  * The table goes to stdout (one row per case, as it finishes), progress lines
  * to stderr; --csv/--json write copies. A job that fails ends p2bench with
  * status 1 and its output shown; a bad flag with status 2.
@@ -117,6 +127,9 @@ typedef struct bench_result {
     unsigned long long tlps, tlp_hops;
     double sim_wall_s;
     unsigned long long sim_rss_kib;
+    /* p2sim's answers to the ranks; of them answered at their stamp, and
+     * decided when asked */
+    unsigned long long answers, at_stamp, decided;
 } bench_result;
 
 /* ---- Options ------------------------------------------------------------------ */
@@ -298,7 +311,7 @@ static int read_summary(const char *path, bench_result *r)
         fprintf(stderr, PROGRAM ": cannot read the statistics '%s': %s\n", path, strerror(errno));
         return -1;
     }
-    char head[4096];
+    char head[1 << 16]; /* the summary, and the program object's counts before its per-rank list */
     size_t n = fread(head, 1, sizeof head - 1, f);
     fclose(f);
     head[n] = '\0';
@@ -309,6 +322,20 @@ static int read_summary(const char *path, bench_result *r)
         return -1;
     }
     *close = '\0';
+    /* The program's hand-overs, in the "program" object behind it. */
+    char *program = strstr(close + 1, "\"program\":");
+    double answers = 0, at_stamp = 0, decided = 0;
+    if (program) {
+        char *end = strchr(program, '[');
+        if (end)
+            *end = '\0';
+        if (json_number(program, "answers", &answers) || json_number(program, "answered_at_stamp", &at_stamp) ||
+            json_number(program, "decided_when_asked", &decided))
+            answers = at_stamp = decided = 0;
+    }
+    r->answers = (unsigned long long)answers;
+    r->at_stamp = (unsigned long long)at_stamp;
+    r->decided = (unsigned long long)decided;
     double simulated_us, tlps, hops, wall, rss;
     if (json_number(summary, "simulated_us", &simulated_us) ||
         json_number(summary, "tlps", &tlps) ||
@@ -380,7 +407,8 @@ static void build_case(bench_case *c, const char *name, const char *p2run, const
 }
 
 enum { COL_CASE, COL_SIMULATED, COL_WALL, COL_CPU, COL_SLOWDOWN, COL_TLPS, COL_HOPS,
-       COL_HOPS_PER_S, COL_RSS, COL_SIM_WALL, COL_SIM_RSS, COL_JOB_MEM, COLUMN_COUNT };
+       COL_HOPS_PER_S, COL_RSS, COL_SIM_WALL, COL_SIM_RSS, COL_JOB_MEM, COL_ANSWERS, COL_AT_STAMP, COL_DECIDED,
+       COL_CPU_PER_ANSWER, COLUMN_COUNT };
 
 static const wl_column columns[COLUMN_COUNT] = {
     [COL_CASE] = {"case", WL_COLUMN_TEXT, 12, 0},
@@ -395,6 +423,10 @@ static const wl_column columns[COLUMN_COUNT] = {
     [COL_SIM_WALL] = {"sim_wall_s", WL_COLUMN_REAL, 10, 3},
     [COL_SIM_RSS] = {"sim_rss_MB", WL_COLUMN_REAL, 10, 1},
     [COL_JOB_MEM] = {"job_mem_MB", WL_COLUMN_REAL, 10, 1},
+    [COL_ANSWERS] = {"answers", WL_COLUMN_INTEGER, 9, 0},
+    [COL_AT_STAMP] = {"at_stamp", WL_COLUMN_INTEGER, 9, 0},
+    [COL_DECIDED] = {"decided", WL_COLUMN_INTEGER, 9, 0},
+    [COL_CPU_PER_ANSWER] = {"cpu_us_per_answer", WL_COLUMN_REAL, 17, 2},
 };
 
 static void report_case(wl_report *report, const bench_case *c, const bench_result *r)
@@ -413,6 +445,10 @@ static void report_case(wl_report *report, const bench_case *c, const bench_resu
         [COL_SIM_WALL] = {.real = r->sim_wall_s},
         [COL_SIM_RSS] = {.real = (double)r->sim_rss_kib / KIB_PER_MB},
         [COL_JOB_MEM] = {.real = (double)r->job_pss_kib / KIB_PER_MB},
+        [COL_ANSWERS] = {.integer = (int64_t)r->answers},
+        [COL_AT_STAMP] = {.integer = (int64_t)r->at_stamp},
+        [COL_DECIDED] = {.integer = (int64_t)r->decided},
+        [COL_CPU_PER_ANSWER] = {.real = r->answers ? r->cpu_s * 1e6 / (double)r->answers : 0},
     };
     wl_report_row(report, row);
 }
@@ -578,6 +614,9 @@ int main(int argc, char **argv)
                            "over every link direction");
     wl_report_note(report, "peak_rss_MB: largest process of the job (p2sim or a rank); shared "
                            "arena pages count in each process that touched them");
+    wl_report_note(report, "answers: p2sim's answers to blocking requests (hand-overs to a rank); "
+                           "at_stamp: of them, answered at the request's own stamp; decided: of "
+                           "those, asked when the model had already reached it");
     wl_report_note(report, "job_mem_MB: the whole job, every process's proportional set size "
                            "summed (shared pages once), the largest of samples 50 ms to 1 s "
                            "apart");
