@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/params.h"
+#include "stats/output_file.h"
 
 namespace p2 {
 
@@ -30,13 +31,7 @@ TraceWriter::~TraceWriter() { close(); }
 std::string TraceWriter::close() {
   if (!out_) return "";
   std::fputs("\n]}\n", out_);
-  const bool lost = std::ferror(out_) != 0;
-  errno = 0;
-  const bool closed = std::fclose(out_) == 0;
-  const int err = errno;
-  out_ = nullptr;
-  if (!lost && closed) return "";
-  return "writing '" + path_ + "' failed" + (err ? std::string(": ") + std::strerror(err) : "");
+  return close_output(out_, path_);
 }
 
 int TraceWriter::track(const LinkPort& port) {

@@ -6,6 +6,7 @@
 
 #include "core/params.h"
 #include "core/scheduler.h"
+#include "stats/output_file.h"
 
 namespace p2 {
 
@@ -39,13 +40,7 @@ std::string TrafficLog::close() {
   std::fputs("# simulated_us=", out_);
   write_us(out_, now_ps());
   std::fputc('\n', out_);
-  const bool lost = std::ferror(out_) != 0;
-  errno = 0;
-  const bool closed = std::fclose(out_) == 0;
-  const int err = errno;
-  out_ = nullptr;
-  if (!lost && closed) return "";
-  return "writing '" + path_ + "' failed" + (err ? std::string(": ") + std::strerror(err) : "");
+  return close_output(out_, path_);
 }
 
 }  // namespace p2

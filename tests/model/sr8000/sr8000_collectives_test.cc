@@ -2,6 +2,9 @@
 // 3D, groups that are boxes of the grid) and the hardware broadcast (every
 // member, refused where a member's offset or room differs, across planes,
 // one broadcast at a time at the serialisation crossbar).
+#include <initializer_list>
+#include <string>
+
 #include "sr8000_harness.h"
 
 namespace p2 {
@@ -41,45 +44,22 @@ double barrier_us(Sr& s, unsigned nodes, unsigned color, unsigned* status) {
 // 200 + 300 + 100 + 300 ns; 2D adds the x- to y-crossbar step (+400 ns), 3D
 // the y- to z-crossbar step (+400 ns more). The same for 2 nodes as for the
 // whole machine: flat in p.
-TEST(Sr8000, HardwareBarrierIsFlatInTheNodeCount1D) {
-  with_sr8000("8 1", [&](Sr& s) {
+// The barrier of the first n nodes, for each n, on the machine `shape`:
+// each `us` from the last arrival to every release, with no error.
+void expect_flat(const std::string& shape, std::initializer_list<unsigned> counts, double us) {
+  with_sr8000(shape, [&](Sr& s) {
     unsigned st = 1, color = 0;
-    for (unsigned n : {2u, 3u, 5u, 8u}) {
-      EXPECT_NEAR(barrier_us(s, n, color++, &st), 0.9, 1e-7) << n << " nodes";
+    for (unsigned n : counts) {
+      EXPECT_NEAR(barrier_us(s, n, color++, &st), us, 1e-7) << n << " nodes on " << shape;
       EXPECT_EQ(st, 0u);
     }
   });
 }
 
-TEST(Sr8000, HardwareBarrierIsFlatInTheNodeCount2D) {
-  with_sr8000("2 8", [&](Sr& s) {
-    unsigned st = 1, color = 0;
-    for (unsigned n : {2u, 4u, 10u, 16u}) {
-      EXPECT_NEAR(barrier_us(s, n, color++, &st), 1.3, 1e-7) << n << " nodes";
-      EXPECT_EQ(st, 0u);
-    }
-  });
-}
-
-TEST(Sr8000, HardwareBarrierIsFlatOnTheFull8x8Machine) {
-  with_sr8000("8 8", [&](Sr& s) {
-    unsigned st = 1, color = 0;
-    for (unsigned n : {2u, 8u, 16u, 64u}) {
-      EXPECT_NEAR(barrier_us(s, n, color++, &st), 1.3, 1e-7) << n << " nodes";
-      EXPECT_EQ(st, 0u);
-    }
-  });
-}
-
-TEST(Sr8000, HardwareBarrierIsFlatOnThe3DMachine) {
-  with_sr8000("8 8 2", [&](Sr& s) {
-    unsigned st = 1, color = 0;
-    for (unsigned n : {2u, 8u, 64u, 128u}) {
-      EXPECT_NEAR(barrier_us(s, n, color++, &st), 1.7, 1e-7) << n << " nodes";
-      EXPECT_EQ(st, 0u);
-    }
-  });
-}
+TEST(Sr8000, HardwareBarrierIsFlatInTheNodeCount1D) { expect_flat("8 1", {2u, 3u, 5u, 8u}, 0.9); }
+TEST(Sr8000, HardwareBarrierIsFlatInTheNodeCount2D) { expect_flat("2 8", {2u, 4u, 10u, 16u}, 1.3); }
+TEST(Sr8000, HardwareBarrierIsFlatOnTheFull8x8Machine) { expect_flat("8 8", {2u, 8u, 16u, 64u}, 1.3); }
+TEST(Sr8000, HardwareBarrierIsFlatOnThe3DMachine) { expect_flat("8 8 2", {2u, 8u, 64u, 128u}, 1.7); }
 
 TEST(Sr8000, HardwareBarrierOnTheFull512NodeMachine) {
   with_sr8000("8 8 8", [&](Sr& s) {

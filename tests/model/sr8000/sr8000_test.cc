@@ -23,15 +23,9 @@ TEST(Sr8000, GoldenEightByteRemoteDma) {
   Times far{}, same_row{}, same_col{};
   with_sr8000("2 8", [&](Sr& s) {
     s.map_areas();
-    put(s, 0, 0, 15, 0, 4096, 8, 1, 1);
-    timed_write(s, 0, 15, 1);  // the first kick translates the TCW (the slow path)
-    far = timed_write(s, 0, 15, 1);  // unchanged: the fast path
-    put(s, 0, 0, 1, 0, 4096, 8, 2, 2);
-    timed_write(s, 0, 1, 2);
-    same_row = timed_write(s, 0, 1, 2);
-    put(s, 0, 0, 2, 0, 4096, 8, 3, 3);
-    timed_write(s, 0, 2, 3);
-    same_col = timed_write(s, 0, 2, 3);
+    far = warm_write(s, 15, 1);
+    same_row = warm_write(s, 1, 2);
+    same_col = warm_write(s, 2, 3);
   });
   EXPECT_NEAR(far.data, 5.0, 1e-7);
   EXPECT_NEAR(same_row.data, 3.686, 1e-7);
@@ -53,12 +47,8 @@ TEST(Sr8000, RoutesGoXThenYThenZ) {
     for (const SrLink* l : net.route(9, 9 + 64 * 5)) up.push_back(l->name());
     for (const SrLink* l : net.route(130, 135)) row.push_back(l->name());
     s.map_areas();
-    put(s, 0, 0, 511, 0, 4096, 8, 1, 1);
-    timed_write(s, 0, 511, 1);
-    far = timed_write(s, 0, 511, 1);
-    put(s, 0, 0, 64, 0, 4096, 8, 2, 2);
-    timed_write(s, 0, 64, 2);
-    plane = timed_write(s, 0, 64, 2);
+    far = warm_write(s, 511, 1);
+    plane = warm_write(s, 64, 2);
   });
   EXPECT_EQ(corner, (std::vector<std::string>{"node0_to_xbar_x", "xbar_x_to_node7", "node7_to_xbar_y",
                                               "xbar_y_to_node63", "node63_to_xbar_z", "xbar_z_to_node511"}));
@@ -82,15 +72,9 @@ TEST(Sr8000, RemoteWriteIsDoneWhenTheDestinationAcknowledgesIt) {
   uint64_t acks = 0;
   with_sr8000("2 8", [&](Sr& s) {
     s.map_areas();
-    put(s, 0, 0, 1, 0, 4096, 8, 1, 1);
-    timed_write(s, 0, 1, 1);
-    same_row = timed_write(s, 0, 1, 1);
-    put(s, 0, 0, 15, 0, 4096, 8, 2, 2);
-    timed_write(s, 0, 15, 2);
-    far = timed_write(s, 0, 15, 2);
-    put(s, 0, 0, 0, 0, 4096, 8, 3, 3);
-    timed_write(s, 0, 0, 3);
-    self = timed_write(s, 0, 0, 3);
+    same_row = warm_write(s, 1, 1);
+    far = warm_write(s, 15, 2);
+    self = warm_write(s, 0, 3);
     auto& net = dynamic_cast<Sr8000Network&>(s.cluster().network(0));
     acks = net.nia(0).stats().acks_received;
   });
