@@ -132,13 +132,7 @@ TEST(Sr8000, HardwareBroadcastReachesEveryMemberOrIsRefused) {
     uint8_t* src = s.mem(5, off, size);
     for (uint64_t i = 0; i < size; ++i) src[i] = static_cast<uint8_t>(i % 251);
     s.pause_us(1);
-    sr_tcw* t = s.tcw(5, 0);
-    *t = sr_tcw{};
-    t->version = 1;
-    t->dst_node = 0;  // colour 0
-    t->src = bus(5, off);
-    t->size = size;
-    t->dst_offset = off;
+    put_broadcast(s, 5, 0, 0, off, size);
     s.kick(5, 0, true);
     root_status = s.wait_status(5, 0);
     s.until([&] {
@@ -184,13 +178,7 @@ double broadcast_us(Sr& s, unsigned color, unsigned root, uint64_t box, std::vec
     s.reg(n, SR_REG_BCAST_ARM_SIZE(color), size);
   }
   std::memcpy(s.mem(root, off, size), "3d-bcast", size);
-  sr_tcw* t = s.tcw(root, color);
-  *t = sr_tcw{};
-  t->version = 1;
-  t->dst_node = static_cast<uint16_t>(color);
-  t->src = bus(root, off);
-  t->size = size;
-  t->dst_offset = off;
+  put_broadcast(s, root, color, color, off, size);
   s.pause_us(1);
   const double t0 = s.now_us();
   s.kick(root, color, true);
@@ -273,13 +261,7 @@ TEST(Sr8000, BroadcastsNeverOverlapAtTheSerialisationCrossbar) {
       }
     };
     auto tcw = [&](unsigned root, unsigned slot, unsigned c, uint64_t off) {
-      sr_tcw* t = s.tcw(root, slot);
-      *t = sr_tcw{};
-      t->version = 1;
-      t->dst_node = static_cast<uint16_t>(c);
-      t->src = bus(root, off);
-      t->size = size;
-      t->dst_offset = off;
+      put_broadcast(s, root, slot, c, off, size);
     };
     auto received = [&](unsigned c, uint32_t count) {
       for (unsigned n = 0; n < 8; ++n)

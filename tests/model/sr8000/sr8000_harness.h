@@ -153,6 +153,18 @@ inline Times timed_write(Sr& s, unsigned from, unsigned to, uint64_t value) {
   return t;
 }
 
+// TCW `slot` of `root`: a broadcast on `color` of `size` bytes from offset
+// `off` of its memory to the same offset at every member.
+inline void put_broadcast(Sr& s, unsigned root, unsigned slot, unsigned color, uint64_t off, uint64_t size) {
+  sr_tcw* t = s.tcw(root, slot);
+  *t = sr_tcw{};
+  t->version = 1;
+  t->dst_node = static_cast<uint16_t>(color);
+  t->src = bus(root, off);
+  t->size = size;
+  t->dst_offset = off;
+}
+
 // The same 8 B write from node 0 to `to` (TCW 0, flag `value`) twice: the
 // first kick translates the TCW (the slow path), the second, timed, takes
 // the cached one (the fast path).
