@@ -478,7 +478,7 @@ def draw(path, routes, node, loads, title):
         load = max(loads[2 * i], loads[2 * i + 1])
         (x0, y0), (x1, y1) = pos[a], pos[b]
         segments = [([x0, x1], [y0, y1])]
-        if rows == 2 and abs(x1 - x0) > 1:  # the torus's wrap-around: a stub at each end
+        if rows == 2 and abs(x1 - x0) > 1:  # the wrap-around cable: a short line out of each end column
             left, right = (a, b) if x0 < x1 else (b, a)
             (lx, ly), (rx, ry) = pos[left], pos[right]
             segments = [([lx, lx - 0.45], [ly, ly]), ([rx, rx + 0.45], [ry, ry])]
