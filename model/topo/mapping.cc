@@ -17,7 +17,7 @@ std::vector<unsigned> load_mapping(const std::string& path, unsigned nranks, uns
                                    " nodes (one rank per node)");
   // A mapping file may describe more ranks than this job runs (one file for
   // every job size); lines of the ranks beyond are checked but not used.
-  std::vector<int> rank_line(P2_MAX_NODES, 0);  // line that mapped each rank
+  std::vector<int> rank_line(P2_BUS_NODES, 0);  // line that mapped each rank
   std::vector<int> node_line(nnodes, 0);  // line that used each node
   std::vector<unsigned> node_rank(nnodes, 0);
   std::vector<unsigned> map(nranks, 0);
@@ -35,8 +35,9 @@ std::vector<unsigned> load_mapping(const std::string& path, unsigned nranks, uns
     if (!rank) throw ConfigError(path, line, "bad number '" + w[0] + "' for a rank");
     auto node = to_unsigned(w[1]);
     if (!node) throw ConfigError(path, line, "bad number '" + w[1] + "' for a node");
-    if (*rank >= P2_MAX_NODES)
-      throw ConfigError(path, line, "rank " + w[0] + " out of range (ranks 0.." + std::to_string(P2_MAX_NODES - 1) + ")");
+    // As many ranks as the largest topology has nodes (an SR8000's 512).
+    if (*rank >= P2_BUS_NODES)
+      throw ConfigError(path, line, "rank " + w[0] + " out of range (ranks 0.." + std::to_string(P2_BUS_NODES - 1) + ")");
     if (*node >= nnodes)
       throw ConfigError(path, line, "node " + w[1] + " out of range (nodes 0.." + std::to_string(nnodes - 1) + ")");
     if (rank_line[*rank])

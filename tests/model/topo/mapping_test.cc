@@ -57,7 +57,7 @@ TEST(Mapping, Errors) {
   EXPECT_EQ(error_of("-1 0\n", 2, 2), ":1: bad number '-1' for a rank");
   EXPECT_EQ(error_of("0 0 0\n", 2, 2), ":1: expected 'RANK NODE'");
   EXPECT_EQ(error_of("0\n", 2, 2), ":1: expected 'RANK NODE'");
-  EXPECT_EQ(error_of("0 0\n64 1\n", 2, 4), ":2: rank 64 out of range (ranks 0..63)");
+  EXPECT_EQ(error_of("0 0\n512 1\n", 2, 4), ":2: rank 512 out of range (ranks 0..511)");
   // A file for a larger job serves a smaller one; its extra lines are still checked.
   EXPECT_EQ(error_of("0 0\n1 1\n2 1\n", 2, 4), ":3: node 1 already has rank 1 (line 2); one rank per node");
   EXPECT_EQ(error_of("0 0\n1 4\n", 2, 4), ":2: node 4 out of range (nodes 0..3)");
