@@ -54,10 +54,8 @@ Sr8000Config Sr8000Config::make(const Params& p, const Topology& topo, int line)
 }
 
 bool Sr8000Config::in_group(uint64_t group, unsigned node) const {
-  for (unsigned d = 0; d < 3; ++d) {
-    const unsigned at = coord(node, d), first = SR_GROUP_FIRST(group, d);
-    if (at < first || at - first >= SR_GROUP_COUNT(group, d)) return false;
-  }
+  for (unsigned d = 0; d < 3; ++d)
+    if (!group_covers(group, d, coord(node, d))) return false;
   return true;
 }
 

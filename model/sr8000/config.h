@@ -12,6 +12,7 @@
 
 #include "core/params.h"
 #include "topo/topology.h"
+#include "sr8000_hw.h"
 
 namespace p2 {
 
@@ -43,6 +44,11 @@ struct Sr8000Config {
   // `group`: an SR_GROUP_BOX. Whether `node` lies in it, and whether the
   // whole box lies in the grid.
   bool in_group(uint64_t group, unsigned node) const;
+  // Whether coordinate `at` of dimension `dim` lies in the box's range there.
+  static bool group_covers(uint64_t group, unsigned dim, unsigned at) {
+    const unsigned first = SR_GROUP_FIRST(group, dim);
+    return at >= first && at - first < SR_GROUP_COUNT(group, dim);
+  }
   // A unicast's way in dimension order (x, then y, then z): for each
   // dimension in which `dst` differs, the crossbar of that dimension from
   // node `from` to node `to` (the next turn, or `dst`).

@@ -61,10 +61,7 @@ void SrSwitch::serialise(SrLink* in, SrPacketPtr p) {
 }
 
 bool SrSwitch::spans(const SrPacket& p, unsigned at) const {
-  auto covers = [&p](unsigned dim, unsigned coord) {
-    const unsigned first = SR_GROUP_FIRST(p.group, dim);
-    return coord >= first && coord - first < SR_GROUP_COUNT(p.group, dim);
-  };
+  auto covers = [&p](unsigned dim, unsigned v) { return Sr8000Config::group_covers(p.group, dim, v); };
   switch (level_) {
     case Level::Node: return at != p.src && config_.in_group(p.group, at);
     case Level::XCrossbar: return covers(1, at % config_.y) && covers(2, at / config_.y);
